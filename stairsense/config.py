@@ -1,0 +1,130 @@
+"""One frozen, serialisable configuration of the on-device front end (DESIGN.md).
+
+The same :class:`PipelineConfig` drives replay, training and export, and travels in an exported
+model's metadata so a phone runs exactly what Python evaluated.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["PipelineConfig"]
+
+Smoothing = Literal["time", "count", "none"]
+Orientation = Literal["auto", "rotvec", "ahrs", "mizell", "linear", "vertical"]
+Segmentation = Literal["pattern", "sliding"]
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Parameters of the streaming front end, spec §3.3–§3.5 of donini-easymkl-komd-climbtheworld-admm.
+
+    Parameters
+    ----------
+    rate_hz : float or None
+        Resample the log to this rate (zero-order hold) before the front end; ``None`` keeps the
+        native rate. The thesis compares 20, 30 and 50 Hz and chooses 30 (spec §3.2).
+    smoothing : {"time", "count", "none"}
+        Causal buffer mean of spec §3.3: evict by timestamp (default, the spec's proposal), by a
+        fixed sample count, or no smoothing.
+    smooth_ms : float
+        Length of the smoothing buffer (300 ms in the thesis).
+    gravity_ms : float
+        Length of the gravity-estimation buffer (500 ms in the thesis, §3.4).
+    orientation : {"auto", "rotvec", "ahrs", "mizell", "linear", "vertical"}
+        How device-frame dynamic acceleration is put in the Earth frame. ``rotvec``: the recorded
+        rotation vector (the thesis's method). ``linear``: rotate the phone's linear-acceleration
+        stream. ``mizell``: accelerometer only, vertical and horizontal components. ``ahrs``: an
+        orientation filter on accelerometer + gyroscope. ``vertical``: accelerometer only, projecting
+        onto the gravity estimate (no heading). ``auto`` picks ``rotvec``, then ``ahrs``, then
+        ``vertical`` by what the log recorded.
+    segmentation : {"pattern", "sliding"}
+        Data-dependent step windows (§3.5) or the time-based sliding-window baseline.
+    peak_threshold, valley_threshold : float
+        τ_peak and τ_valley of the pattern state machine, m/s² on the vertical axis.
+    hysteresis : float
+        Half-width of the Schmitt band around zero used to find upward crossings, m/s².
+    min_step_s, max_step_s : float
+        The duration filter: windows outside [min, max] are rejected without classification.
+    window_ms, window_overlap : float
+        Sliding-window baseline: length and fractional overlap (500 ms, 50 %).
+    max_gap_s : float
+        A gap between samples longer than this is an error on read (or a split with
+        ``repair="split-gaps"``): the smoothing and gravity buffers would otherwise mix data from
+        before and after the gap.
+    """
+
+    rate_hz: float | None = None
+    smoothing: Smoothing = "time"
+    smooth_ms: float = 300.0
+    gravity_ms: float = 500.0
+    orientation: Orientation = "auto"
+    segmentation: Segmentation = "pattern"
+    peak_threshold: float = 0.5
+    valley_threshold: float = 0.5
+    hysteresis: float = 0.1
+    min_step_s: float = 0.3
+    max_step_s: float = 2.0
+    window_ms: float = 500.0
+    window_overlap: float = 0.5
+    max_gap_s: float = 0.3
+
+    def __post_init__(self):
+        choices = {
+            "smoothing": ("time", "count", "none"),
+            "orientation": ("auto", "rotvec", "ahrs", "mizell", "linear", "vertical"),
+            "segmentation": ("pattern", "sliding"),
+        }
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"PipelineConfig.{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        positive = ("smooth_ms", "gravity_ms", "min_step_s", "max_step_s", "window_ms", "max_gap_s")
+        for name in positive:
+            if not getattr(self, name) > 0:
+                raise ValueError(f"PipelineConfig.{name} must be > 0, got {getattr(self, name)!r}")
+        if self.rate_hz is not None and not self.rate_hz > 0:
+            raise ValueError(f"PipelineConfig.rate_hz must be > 0 or None, got {self.rate_hz!r}")
+        if self.min_step_s >= self.max_step_s:
+            raise ValueError(
+                f"PipelineConfig needs min_step_s < max_step_s, got {self.min_step_s} and {self.max_step_s}"
+            )
+        if not 0 <= self.window_overlap < 1:
+            raise ValueError(f"PipelineConfig.window_overlap must be in [0, 1), got {self.window_overlap!r}")
+        for name in ("peak_threshold", "valley_threshold", "hysteresis"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"PipelineConfig.{name} must be >= 0, got {getattr(self, name)!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "PipelineConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown PipelineConfig keys {unknown}; known keys are {sorted(known)}")
+        return cls(**data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "PipelineConfig":
+        """Read a JSON configuration file, naming the file in any error."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: cannot read a JSON PipelineConfig: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: a PipelineConfig file holds a JSON object, got {type(data).__name__}")
+        try:
+            return cls.from_dict(data)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: {exc}") from exc
+
+    def replace(self, **changes) -> "PipelineConfig":
+        return dataclasses.replace(self, **changes)

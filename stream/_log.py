@@ -1,0 +1,179 @@
+"""The sensor-log data model (DESIGN.md, "Data model").
+
+A :class:`SensorLog` is one recording: strictly increasing int64 nanosecond timestamps, the
+accelerometer in m/s² (gravity included) and whichever optional streams were recorded, all
+aligned to the accelerometer's timestamps.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+import numpy as np
+
+__all__ = ["Activity", "StepTruth", "SensorLog", "STAIR_ACTIVITIES"]
+
+
+class Activity(enum.IntEnum):
+    """Per-sample activity codes; 1–12 are UCI HAPT's own codes, 0 means unlabelled."""
+
+    UNLABELLED = 0
+    WALKING = 1
+    WALKING_UPSTAIRS = 2
+    WALKING_DOWNSTAIRS = 3
+    SITTING = 4
+    STANDING = 5
+    LAYING = 6
+    STAND_TO_SIT = 7
+    SIT_TO_STAND = 8
+    SIT_TO_LIE = 9
+    LIE_TO_SIT = 10
+    STAND_TO_LIE = 11
+    LIE_TO_STAND = 12
+
+
+#: Activities whose windows are labelled STAIR (spec §3.1: both directions are STAIR).
+STAIR_ACTIVITIES = (Activity.WALKING_UPSTAIRS, Activity.WALKING_DOWNSTAIRS)
+
+
+@dataclass(frozen=True)
+class StepTruth:
+    """Ground-truth steps: the time of each foot strike and the activity it belongs to.
+
+    Attributes
+    ----------
+    t_ns : ndarray of int64, shape (k,)
+        Step times, non-decreasing.
+    kind : ndarray of int8, shape (k,)
+        :class:`Activity` code of each step (WALKING, WALKING_UPSTAIRS, ...), or 0 when unknown.
+    """
+
+    t_ns: np.ndarray
+    kind: np.ndarray
+
+    def __post_init__(self):
+        t = np.asarray(self.t_ns, dtype=np.int64)
+        k = np.asarray(self.kind, dtype=np.int8)
+        if t.ndim != 1 or k.shape != t.shape:
+            raise ValueError(f"StepTruth needs 1-D t_ns and kind of equal length, got {t.shape} and {k.shape}")
+        if t.size > 1 and np.any(np.diff(t) < 0):
+            raise ValueError("StepTruth.t_ns must be non-decreasing")
+        object.__setattr__(self, "t_ns", t)
+        object.__setattr__(self, "kind", k)
+
+    def __len__(self) -> int:
+        return int(self.t_ns.size)
+
+
+_OPTIONAL_WIDTH = {"gyro": 3, "rotvec": 4, "linacc": 3}
+
+
+@dataclass(frozen=True)
+class SensorLog:
+    """One recording, every stream aligned to the accelerometer timestamps.
+
+    Parameters
+    ----------
+    t_ns : array of int64, shape (n,)
+        Strictly increasing timestamps in nanoseconds.
+    acc : array, shape (n, 3)
+        Accelerometer, m/s², gravity included, device frame.
+    gyro : array, shape (n, 3), optional
+        Gyroscope, rad/s, device frame.
+    rotvec : array, shape (n, 4), optional
+        Rotation vector as a unit quaternion (x, y, z, w) mapping device to East-North-Up.
+    linacc : array, shape (n, 3), optional
+        Linear acceleration (gravity removed by the phone), m/s², device frame.
+    label : array of int, shape (n,), optional
+        :class:`Activity` code of each sample.
+    steps : StepTruth, optional
+        Ground-truth step times.
+    meta : mapping
+        Free-form provenance: ``source``, ``device``, ``placement``, ``rate_hz``, ``subject``, ...
+
+    Notes
+    -----
+    Construction validates shapes, finiteness and time order and raises ``ValueError`` naming the
+    stream; readers report file and line themselves before they build a log.
+    """
+
+    t_ns: np.ndarray
+    acc: np.ndarray
+    gyro: np.ndarray | None = None
+    rotvec: np.ndarray | None = None
+    linacc: np.ndarray | None = None
+    label: np.ndarray | None = None
+    steps: StepTruth | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        t = np.ascontiguousarray(self.t_ns, dtype=np.int64)
+        if t.ndim != 1:
+            raise ValueError(f"t_ns must be 1-D, got shape {t.shape}")
+        n = t.size
+        if n > 1 and not np.all(t[1:] > t[:-1]):
+            i = int(np.flatnonzero(t[1:] <= t[:-1])[0]) + 1
+            raise ValueError(
+                f"t_ns must be strictly increasing; sample {i} has t={t[i]} after t={t[i - 1]}. "
+                "Use repair='sort' (or --repair sort) to sort and drop duplicates."
+            )
+        object.__setattr__(self, "t_ns", t)
+        object.__setattr__(self, "acc", _checked("acc", self.acc, n, 3))
+        for name, width in _OPTIONAL_WIDTH.items():
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _checked(name, value, n, width))
+        if self.label is not None:
+            lab = np.ascontiguousarray(self.label, dtype=np.int8)
+            if lab.shape != (n,):
+                raise ValueError(f"label must have shape ({n},), got {lab.shape}")
+            object.__setattr__(self, "label", lab)
+        object.__setattr__(self, "meta", dict(self.meta))
+
+    def __len__(self) -> int:
+        return int(self.t_ns.size)
+
+    @property
+    def duration_s(self) -> float:
+        """Seconds from the first to the last sample (0 for fewer than two samples)."""
+        return float(self.t_ns[-1] - self.t_ns[0]) / 1e9 if len(self) > 1 else 0.0
+
+    @property
+    def rate_hz(self) -> float:
+        """Median sampling rate; robust to jitter and dropped samples."""
+        if len(self) < 2:
+            return float("nan")
+        return 1e9 / float(np.median(np.diff(self.t_ns)))
+
+    def slice(self, start: int, stop: int) -> "SensorLog":
+        """Samples ``start:stop`` as a new log; steps outside the time span are dropped."""
+        sl = slice(start, stop)
+        steps = self.steps
+        if steps is not None and stop > start:
+            lo, hi = self.t_ns[start], self.t_ns[stop - 1]
+            keep = (steps.t_ns >= lo) & (steps.t_ns <= hi)
+            steps = StepTruth(steps.t_ns[keep], steps.kind[keep])
+        return replace(
+            self,
+            t_ns=self.t_ns[sl],
+            acc=self.acc[sl],
+            gyro=None if self.gyro is None else self.gyro[sl],
+            rotvec=None if self.rotvec is None else self.rotvec[sl],
+            linacc=None if self.linacc is None else self.linacc[sl],
+            label=None if self.label is None else self.label[sl],
+            steps=steps,
+        )
+
+
+def _checked(name: str, value, n: int, width: int) -> np.ndarray:
+    arr = np.ascontiguousarray(value, dtype=np.float64)
+    if arr.shape != (n, width):
+        raise ValueError(f"{name} must have shape ({n}, {width}) to match t_ns, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        i = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
+        raise ValueError(
+            f"{name} has a non-finite value at sample {i}: {arr[i].tolist()}. "
+            "Use repair='drop-nan' (or --repair drop-nan) to drop such samples."
+        )
+    return arr

@@ -1,0 +1,51 @@
+import numpy as np
+import pytest
+
+from stairsense import PipelineConfig
+from stairsense.stream import SensorLog, StepTruth
+
+
+def _log(n=5):
+    return SensorLog(t_ns=np.arange(n) * 20_000_000, acc=np.zeros((n, 3)))
+
+
+def test_log_rejects_backwards_time_naming_the_sample_and_repair():
+    with pytest.raises(ValueError, match=r"sample 2 .*repair='sort'"):
+        SensorLog(t_ns=[0, 10, 5], acc=np.zeros((3, 3)))
+
+
+def test_log_rejects_nan_naming_the_stream():
+    acc = np.zeros((3, 3))
+    acc[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"acc has a non-finite value at sample 1"):
+        SensorLog(t_ns=[0, 1, 2], acc=acc)
+
+
+def test_log_rejects_misaligned_optional_stream():
+    with pytest.raises(ValueError, match=r"rotvec must have shape \(3, 4\)"):
+        SensorLog(t_ns=[0, 1, 2], acc=np.zeros((3, 3)), rotvec=np.zeros((2, 4)))
+
+
+def test_slice_keeps_steps_inside_span():
+    log = SensorLog(t_ns=np.arange(10) * 10, acc=np.zeros((10, 3)), steps=StepTruth([5, 35, 95], [1, 1, 2]))
+    part = log.slice(2, 5)
+    assert part.t_ns.tolist() == [20, 30, 40]
+    assert part.steps.t_ns.tolist() == [35]
+
+
+def test_rate_and_duration():
+    log = _log(51)
+    assert log.rate_hz == pytest.approx(50.0)
+    assert log.duration_s == pytest.approx(1.0)
+
+
+def test_config_round_trip_and_validation(tmp_path):
+    cfg = PipelineConfig(rate_hz=30, smoothing="count")
+    path = tmp_path / "c.json"
+    path.write_text(cfg.to_json())
+    assert PipelineConfig.from_file(path) == cfg
+    with pytest.raises(ValueError, match="orientation must be one of"):
+        PipelineConfig(orientation="compass")
+    path.write_text('{"rate": 30}')
+    with pytest.raises(ValueError, match=r"c.json: unknown PipelineConfig keys \['rate'\]"):
+        PipelineConfig.from_file(path)
