@@ -1,0 +1,264 @@
+"""Device part of the synthetic sensor simulator: where the phone sits, how it is turned, what it reads.
+
+The phone's orientation (device → East-North-Up) is composed as
+
+    R(t) = R_z(ψ(t)) · W(t) · P(t)
+
+- ψ(t), the walking heading (the phone turns with the body);
+- W(t), the wobble of the phone against the body with the leg swing (a rotation about body axes
+  x = right, y = forward, z = up, one period per stride, zero at each foot strike);
+- P(t), the placement: how the phone lies in the pocket or hand; constant except for occasional
+  re-pocketing, a smooth rotation to a new random attitude over 0.5–1 s.
+
+The sensors then read (Android conventions, DESIGN.md "Data model"): accelerometer
+Rᵀ(a_ENU + g·ẑ), linear acceleration Rᵀ·a_ENU, rotation vector q(R) as (x, y, z, w) with w ≥ 0,
+and gyroscope ω with dR/dt = R·[ω]×, i.e. the body angular rate in the device frame.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._sim_gait import GaitTimeline
+
+__all__ = ["STANDARD_GRAVITY", "PLACEMENTS", "SensorModel", "DeviceTimeline"]
+
+
+#: m/s², the conventional value Android's SensorManager.STANDARD_GRAVITY uses.
+STANDARD_GRAVITY = 9.80665
+
+
+@dataclass(frozen=True)
+class _PlacementKind:
+    wobble_rad: tuple[float, float, float]  # swing amplitude about body right, forward, up
+    acc_gain: float  # acceleration seen at the phone relative to the trunk
+
+
+# A trouser pocket rides on the thigh: it pitches with hip flexion (±15–20° in level walking) and
+# sees larger accelerations than the trunk. A jacket pocket or a bag rides the trunk/shoulder with
+# little swing; a hand held in front of the body is steadied by the arm, which damps the impacts.
+PLACEMENTS = {
+    "trouser_pocket": _PlacementKind((0.28, 0.06, 0.08), 1.3),
+    "jacket_pocket": _PlacementKind((0.06, 0.04, 0.05), 1.0),
+    "hand": _PlacementKind((0.05, 0.05, 0.03), 0.8),
+    "bag": _PlacementKind((0.08, 0.08, 0.06), 0.9),
+}
+
+# Per-activity scale of the leg swing: hip flexion is larger climbing (~60°) than on the level
+# (~30–35°) and smaller descending (Riener et al. 2002). Indexed by activity code.
+_WOBBLE_SCALE = np.zeros(13)
+_WOBBLE_SCALE[[1, 2, 3]] = (1.0, 1.4, 0.9)
+
+# Half-step of the central difference giving the gyroscope from R(t ± h): small against the 0.3–1 s
+# of gait and turning dynamics (truncation error ~ (h·2π·2 Hz)² ≈ 1e-5 relative) and large enough
+# that the relative rotation (≈ 2hω) keeps ~10 significant digits.
+_GYRO_HALF_STEP_S = 2e-4
+
+
+@dataclass(frozen=True)
+class SensorModel:
+    """Imperfections of the phone's sensors; :meth:`ideal` switches all of them off.
+
+    Parameters
+    ----------
+    acc_noise, linacc_noise : float
+        White noise standard deviation per sample and axis, m/s². Phone MEMS accelerometers read
+        about 0.01–0.05 m/s² of noise at 50 Hz.
+    acc_bias, linacc_bias : float
+        Standard deviation of a constant per-axis offset drawn once per log, m/s². The spec
+        (§3.4, calibration evidence) measured mean offsets of 0.02–0.6 m/s² on a still phone.
+    gyro_noise, gyro_bias : float
+        The same for the gyroscope, rad/s.
+    rotvec_noise : float
+        Standard deviation of a random small rotation (rad, per axis) on the fused rotation vector.
+    jitter : float
+        Standard deviation of the timestamp jitter as a fraction of the sampling period (clipped to
+        ±0.4 periods, so timestamps stay strictly increasing).
+    drop_rate : float
+        Probability that a sample is missing (Android delivers events, and drops some under load).
+
+    Examples
+    --------
+    >>> SensorModel.ideal().drop_rate
+    0.0
+    """
+
+    acc_noise: float = 0.03
+    acc_bias: float = 0.05
+    linacc_noise: float = 0.04
+    linacc_bias: float = 0.05
+    gyro_noise: float = 0.005
+    gyro_bias: float = 0.005
+    rotvec_noise: float = 0.005
+    jitter: float = 0.05
+    drop_rate: float = 0.002
+
+    def __post_init__(self):
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"SensorModel.{name} must be a finite number >= 0, got {value!r}")
+        if self.drop_rate >= 0.5:
+            raise ValueError(
+                f"SensorModel.drop_rate must be < 0.5 (a fraction of samples lost), got {self.drop_rate!r}"
+            )
+
+    @classmethod
+    def ideal(cls) -> "SensorModel":
+        """Noise-free, unbiased, perfectly timed sensors: the streams are exact functions of the motion."""
+        return cls(**{name: 0.0 for name in cls.__dataclass_fields__})
+
+
+# Quaternion algebra on (n, 4) arrays, scalar last. scipy's Rotation does the same, but its
+# composition costs ~1.5 µs per element (profiled: 70 % of a 1 h render), too slow for the 24 h
+# target; the tests check these against scipy.
+
+
+def quat_multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hamilton product p ⊗ q (apply q, then p), row-wise on (n, 4) arrays."""
+    px, py, pz, pw = p.T
+    qx, qy, qz, qw = q.T
+    return np.stack(
+        [
+            pw * qx + px * qw + py * qz - pz * qy,
+            pw * qy - px * qz + py * qw + pz * qx,
+            pw * qz + px * qy - py * qx + pz * qw,
+            pw * qw - px * qx - py * qy - pz * qz,
+        ],
+        axis=1,
+    )
+
+
+def quat_conjugate(q: np.ndarray) -> np.ndarray:
+    """The inverse rotation of a unit quaternion."""
+    return q * np.array([-1.0, -1.0, -1.0, 1.0])
+
+
+def quat_from_rotvec(r: np.ndarray) -> np.ndarray:
+    """Unit quaternion of the rotation by |r| rad about r/|r|, row-wise on (n, 3) arrays."""
+    angle = np.sqrt(np.einsum("ij,ij->i", r, r))
+    # sin(θ/2)/θ, with its Taylor series where θ is tiny (it tends to ½, not 0/0).
+    small = angle < 1e-6
+    scale = np.where(small, 0.5 - angle**2 / 48.0, np.sin(0.5 * angle) / np.where(small, 1.0, angle))
+    out = np.empty((r.shape[0], 4))
+    out[:, :3] = scale[:, None] * r
+    out[:, 3] = np.cos(0.5 * angle)
+    return out
+
+
+def quat_to_rotvec(q: np.ndarray) -> np.ndarray:
+    """Rotation vector (axis × angle, angle in [0, π]) of unit quaternions, (n, 4) → (n, 3)."""
+    q = np.where(q[:, 3:] < 0, -q, q)  # q and −q are the same rotation; pick angle ≤ π
+    norm_v = np.sqrt(np.einsum("ij,ij->i", q[:, :3], q[:, :3]))
+    angle = 2.0 * np.arctan2(norm_v, q[:, 3])
+    small = norm_v < 1e-9
+    scale = np.where(small, 2.0 / q[:, 3], angle / np.where(small, 1.0, norm_v))
+    return scale[:, None] * q[:, :3]
+
+
+def quat_rotate_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rᵀ(q)·v row-wise: a world (ENU) vector seen in the device frame."""
+    u, w = -q[:, :3], q[:, 3:]  # the conjugate's vector part
+    return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
+
+
+def random_attitude(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` quaternions (x, y, z, w) uniform on the rotation group (normalised 4-D Gaussians)."""
+    q = rng.standard_normal((n, 4))
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def _smoothstep(s: np.ndarray) -> np.ndarray:
+    """3s² − 2s³: a hand turning the phone starts and stops at rest (zero angular rate at both ends)."""
+    return s * s * (3.0 - 2.0 * s)
+
+
+class DeviceTimeline:
+    """Placement, re-pocketing events and the resulting orientation of one simulated phone.
+
+    Parameters
+    ----------
+    gait : GaitTimeline
+    placement : str
+        One of :data:`PLACEMENTS`.
+    reorient_per_hour : float
+        Mean rate of re-pocketing events (a Poisson process).
+    rng : numpy.random.Generator
+
+    Attributes
+    ----------
+    change_start, change_duration : ndarray, shape (m,)
+        Start (s) and length (s) of each re-pocketing.
+    attitudes : ndarray, shape (m + 1, 4)
+        Device → body quaternion (x, y, z, w) before the first and after each re-pocketing.
+    """
+
+    def __init__(self, gait: GaitTimeline, placement: str, reorient_per_hour: float, rng: np.random.Generator):
+        self.gait = gait
+        self.placement = placement
+        self._kind = PLACEMENTS[placement]
+        n_events = int(rng.poisson(reorient_per_hour * gait.duration_s / 3600.0))
+        start = np.sort(rng.uniform(1.0, max(gait.duration_s - 1.0, 1.0), size=n_events))
+        duration = rng.uniform(0.5, 1.0, size=n_events)
+        # One pair of hands: a re-pocketing that would begin before the previous one ended is dropped.
+        keep = np.ones(n_events, dtype=bool)
+        busy_until = -np.inf
+        for i in range(n_events):
+            keep[i] = start[i] >= busy_until
+            busy_until = start[i] + duration[i] if keep[i] else busy_until
+        self.change_start, self.change_duration = start[keep], duration[keep]
+        self.attitudes = random_attitude(rng, self.change_start.size + 1)
+        self._change_rotvec = quat_to_rotvec(quat_multiply(quat_conjugate(self.attitudes[:-1]), self.attitudes[1:]))
+        # Taking the phone out and putting it back lifts it by 5–20 cm and returns it.
+        self._lift_m = rng.uniform(0.05, 0.20, size=self.change_start.size)
+
+    def _change_progress(self, t: np.ndarray):
+        """Index j of the latest re-pocketing started by t (−1 if none) and its progress s ∈ [0, 1]."""
+        j = np.searchsorted(self.change_start, t, side="right") - 1
+        jc = np.clip(j, 0, None)
+        if self.change_start.size == 0:
+            return j, np.zeros(t.shape)
+        s = np.clip((t - self.change_start[jc]) / self.change_duration[jc], 0.0, 1.0)
+        return j, np.where(j >= 0, s, 0.0)
+
+    def orientation(self, t: np.ndarray) -> np.ndarray:
+        """Quaternion (x, y, z, w) of R(t) = R_z(ψ) · W · P, device → ENU, at each time; shape (n, 4)."""
+        t = np.asarray(t, dtype=float)
+        j, s = self._change_progress(t)
+        # Before the first re-pocketing (j = −1) the first attitude, after re-pocketing j the next one;
+        # during one (rarely: a few seconds per hour, so only those samples pay for it), the slerp.
+        placement = self.attitudes[np.where(j < 0, 0, j + (s >= 1.0))]
+        inside = (j >= 0) & (s < 1.0)
+        if np.any(inside):
+            ji = j[inside]
+            turn = quat_from_rotvec(_smoothstep(s[inside])[:, None] * self._change_rotvec[ji])
+            placement[inside] = quat_multiply(self.attitudes[ji], turn)
+        wave, kind = self.gait.stride_wave(t)
+        swing = (wave * _WOBBLE_SCALE[kind])[:, None] * np.asarray(self._kind.wobble_rad)[None]
+        half_heading = 0.5 * self.gait.heading(t)
+        heading = np.zeros((t.size, 4))
+        heading[:, 2], heading[:, 3] = np.sin(half_heading), np.cos(half_heading)
+        return quat_multiply(heading, quat_multiply(quat_from_rotvec(swing), placement))
+
+    def angular_rate(self, t: np.ndarray) -> np.ndarray:
+        """Body angular rate in the device frame (rad/s): the ω of dR/dt = R·[ω]×, central difference."""
+        t = np.asarray(t, dtype=float)
+        h = _GYRO_HALF_STEP_S
+        relative = quat_multiply(quat_conjugate(self.orientation(t - h)), self.orientation(t + h))
+        return quat_to_rotvec(relative) / (2.0 * h)
+
+    def acceleration(self, t: np.ndarray) -> np.ndarray:
+        """Phone acceleration in ENU without gravity, m/s²: the body's gait plus re-pocketing lifts."""
+        t = np.asarray(t, dtype=float)
+        acc = self._kind.acc_gain * self.gait.body_acceleration(t)
+        j, s = self._change_progress(t)
+        inside = (j >= 0) & (s > 0.0) & (s < 1.0)
+        if np.any(inside):
+            jc = np.clip(j, 0, None)
+            # Vertical lift z(s) = H·[(1 − cos 2πs)/2 − (1 − cos 4πs)/8], s = τ/d: its acceleration
+            # (2π²H/d²)(cos 2πs − cos 4πs) is zero at both ends (the hand starts and stops gently),
+            # velocity and displacement return to zero (the phone ends where it was), z(½) = H.
+            amp = 2.0 * np.pi**2 * self._lift_m[jc] / self.change_duration[jc] ** 2
+            acc[:, 2] += np.where(inside, amp * (np.cos(2 * np.pi * s) - np.cos(4 * np.pi * s)), 0.0)
+        return acc

@@ -1,0 +1,367 @@
+"""Gait part of the synthetic sensor simulator: who walks, what they do, and how their body accelerates.
+
+Everything here is a deterministic function of continuous time built once per simulated log (the
+"timeline": bouts, foot strikes, heading knots), so that samples can be rendered in any blocks and
+at any (jittered) instants. The device side (orientation, sensors, noise) is in ``_sim_device.py``.
+
+References for the facts used below
+-----------------------------------
+- Level walking cadence of healthy adults is about 100–125 steps/min (1.6–2.1 steps/s):
+  Tudor-Locke et al., "How fast is fast enough? Walking cadence (steps/min) as a practical estimate
+  of intensity in adults", Int J Behav Nutr Phys Act 15:62 (2018).
+- Stair ascent and descent are slower, about 80–105 steps/min, with larger hip flexion on ascent and
+  larger vertical force peaks on descent: Riener, Rabuffetti & Frigo, "Stair ascent and descent at
+  different inclinations", Gait & Posture 15:32–44 (2002); McFadyen & Winter, "An integrated
+  biomechanical analysis of normal stair ascent and descent", J Biomech 21:733–744 (1988).
+- Stride-time variability of healthy adults is a coefficient of variation of about 1–3 %:
+  Hausdorff, "Gait variability: methods, modeling and meaning", J NeuroEng Rehabil 2:19 (2005).
+- Stair riser heights are typically 0.15–0.19 m (building codes cap risers near 0.18 m).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+from ._log import Activity
+
+__all__ = ["Person", "MOVING_ACTIVITIES", "SIMULATED_ACTIVITIES", "random_schedule", "GaitTimeline"]
+
+#: Activities with steps; STANDING is the only still activity the simulator produces.
+MOVING_ACTIVITIES = (Activity.WALKING, Activity.WALKING_UPSTAIRS, Activity.WALKING_DOWNSTAIRS)
+SIMULATED_ACTIVITIES = MOVING_ACTIVITIES + (Activity.STANDING,)
+
+# The still-standing body is not perfectly still: postural sway and breathing move a pocketed or
+# hand-held phone by a few cm/s² at 0.1–1 Hz. Three incommensurate sinusoids per axis stand in for it.
+_SWAY_AMPLITUDE = 0.03
+_SWAY_BAND_HZ = (0.1, 1.0)
+
+
+@dataclass(frozen=True)
+class Person:
+    """Gait parameters of one simulated person (issue 2, "Synthetic sensor simulator").
+
+    Parameters
+    ----------
+    cadence_walk : float
+        Level-walking cadence, steps/s (adults: about 1.6–2.1, Tudor-Locke et al. 2018).
+    cadence_up, cadence_down : float
+        Stair ascent and descent cadence, steps/s (about 1.3–1.8, Riener et al. 2002).
+    step_length_m : float
+        Level step length in metres; scales the forward (braking/propulsion) acceleration.
+    stair_rise_m : float
+        Riser height of the stairs walked, metres (typically 0.15–0.19).
+    step_cv : float
+        Coefficient of variation of step duration (healthy adults about 0.01–0.03, Hausdorff 2005).
+        ``0`` gives a metronome: exactly ``floor(cadence * seconds)`` steps per bout.
+    amplitude_cv : float
+        Step-to-step log-normal spread of the acceleration amplitude.
+    vertical_gain : float
+        This person's overall acceleration scale (a heavy-footed walker has a larger one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = Person.draw(np.random.default_rng(0))
+    >>> 1.6 <= p.cadence_walk <= 2.1 and p.cadence_up < p.cadence_walk
+    True
+    """
+
+    cadence_walk: float = 1.85
+    cadence_up: float = 1.50
+    cadence_down: float = 1.60
+    step_length_m: float = 0.70
+    stair_rise_m: float = 0.17
+    step_cv: float = 0.02
+    amplitude_cv: float = 0.12
+    vertical_gain: float = 1.0
+
+    def __post_init__(self):
+        for name in ("cadence_walk", "cadence_up", "cadence_down"):
+            value = getattr(self, name)
+            if not 0.5 <= value <= 4.0:
+                raise ValueError(
+                    f"Person.{name} must be a cadence in [0.5, 4] steps/s, got {value!r}; "
+                    "adults walk at about 1.6–2.1 steps/s."
+                )
+        positive = ("step_length_m", "stair_rise_m", "vertical_gain")
+        for name in positive:
+            if not getattr(self, name) > 0:
+                raise ValueError(f"Person.{name} must be > 0, got {getattr(self, name)!r}")
+        for name in ("step_cv", "amplitude_cv"):
+            if not 0 <= getattr(self, name) <= 0.3:
+                raise ValueError(f"Person.{name} must be in [0, 0.3], got {getattr(self, name)!r}")
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator) -> "Person":
+        """A random adult: cadences, step length and stair rise spread over their literature ranges."""
+        cadence_walk = rng.uniform(1.6, 2.1)
+        # Stair cadence is tied to the person's walking cadence (a brisk walker is also a brisk
+        # climber), stays below it, and descent is slightly quicker than ascent (Riener 2002).
+        cadence_up = float(np.clip(cadence_walk * rng.uniform(0.72, 0.88), 1.3, 1.8))
+        cadence_down = float(np.clip(cadence_up * rng.uniform(1.0, 1.12), 1.3, 1.8))
+        return cls(
+            cadence_walk=float(cadence_walk),
+            cadence_up=cadence_up,
+            cadence_down=cadence_down,
+            step_length_m=float(rng.uniform(0.60, 0.80)),
+            stair_rise_m=float(np.clip(rng.normal(0.17, 0.01), 0.15, 0.19)),
+            step_cv=float(rng.uniform(0.01, 0.03)),
+            amplitude_cv=0.12,
+            vertical_gain=float(np.exp(rng.normal(0.0, 0.2))),
+        )
+
+    def cadence(self, activity: int) -> float:
+        """Steps per second for one of :data:`MOVING_ACTIVITIES`."""
+        return {
+            Activity.WALKING: self.cadence_walk,
+            Activity.WALKING_UPSTAIRS: self.cadence_up,
+            Activity.WALKING_DOWNSTAIRS: self.cadence_down,
+        }[Activity(activity)]
+
+
+# Step templates, one row per activity code, on the step phase φ ∈ [0, 1) from one foot strike to the
+# next. Vertical: a wrapped Gaussian peak (upward acceleration while the leg takes the body's weight)
+# then a wrapped Gaussian valley (downward acceleration while the body passes over the stance leg);
+# the valley's depth is set so the step's mean acceleration is exactly zero, i.e. vertical velocity
+# is periodic and the body neither sinks nor flies away over many steps. Forward: −F·sin 2πφ
+# (braking after the strike, propulsion before the next). Lateral: sway with the stride (two steps).
+#
+# Why the three activities differ (McFadyen & Winter 1988, Riener et al. 2002):
+# - level walking: inverted pendulum; moderately sharp peak soon after the strike, broad valley at
+#   mid-stance; the largest forward oscillation (longest step).
+# - upstairs: the body is lifted by the leading leg during single support, so the upward push is
+#   later and broader, and the slow-down at the top is shorter and deeper than the push: the
+#   peak/valley asymmetry flips. Short horizontal progress (tread ≈ 0.28 m) makes the forward
+#   component small; slower cadence and a wider base give more lateral sway.
+# - downstairs: the body drops one riser and is caught by the landing leg: a tall, narrow impact peak
+#   right at the strike, then a long shallow valley while it is lowered to the next step.
+# Stair amplitudes scale with stair_rise_m / 0.17 (a taller riser needs more lift / a harder catch).
+_TEMPLATE_COLUMNS = (
+    "peak_phase", "peak_width", "peak_amp", "valley_phase", "valley_width",
+    "forward_amp", "lateral_amp", "wobble_scale",
+)
+_TEMPLATES = {
+    Activity.WALKING: (0.12, 0.09, 3.2, 0.58, 0.16, 1.6, 0.5, 1.0),
+    Activity.WALKING_UPSTAIRS: (0.24, 0.14, 2.2, 0.70, 0.10, 0.6, 0.8, 1.4),
+    Activity.WALKING_DOWNSTAIRS: (0.06, 0.05, 5.5, 0.50, 0.20, 0.8, 0.7, 0.9),
+}
+_TEMPLATE_TABLE = np.zeros((len(Activity), len(_TEMPLATE_COLUMNS)))
+for _activity, _row in _TEMPLATES.items():
+    _TEMPLATE_TABLE[_activity] = _row
+_NOMINAL_RISE_M = 0.17
+_NOMINAL_STEP_LENGTH_M = 0.70
+# Per-step timing of the peak/valley moves by a few % of the step: no two steps look identical.
+_PHASE_JITTER = 0.02
+
+
+def _wrapped_gaussian(phase: np.ndarray, centre: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """exp(−d²/2w²) summed over the images d, d ± 1 of the phase distance (periodic on [0, 1)).
+
+    Three images are enough for width ≤ 0.2: the next ones are ≥ 1.5 away (weight < 1e-12), so the
+    integral over one period equals w·√(2π) to that precision, which the zero-mean valley relies on.
+    """
+    d = np.mod(phase - centre + 0.5, 1.0) - 0.5
+    two_w2 = 2.0 * width**2
+    return np.exp(-(d**2) / two_w2) + np.exp(-((d - 1.0) ** 2) / two_w2) + np.exp(-((d + 1.0) ** 2) / two_w2)
+
+
+# Random schedule: a Markov chain over bouts. People rarely reverse on a flight of stairs, they walk
+# after stairs, and they pause between walking bouts (rows: from, columns: to, in the order below).
+_CHAIN_STATES = (Activity.WALKING, Activity.WALKING_UPSTAIRS, Activity.WALKING_DOWNSTAIRS, Activity.STANDING)
+_CHAIN = np.array(
+    [
+        [0.00, 0.25, 0.25, 0.50],
+        [0.60, 0.00, 0.10, 0.30],
+        [0.60, 0.10, 0.00, 0.30],
+        [0.60, 0.20, 0.20, 0.00],
+    ]
+)
+
+
+def random_schedule(duration_s: float, person: Person, rng: np.random.Generator) -> list[tuple[int, float]]:
+    """A plausible day-in-the-life sequence of ``(activity, seconds)`` bouts filling ``duration_s``.
+
+    Standing pauses last 3 s plus an exponential of mean 15 s, walks 8 s plus an exponential of mean
+    40 s; a stair bout is 1–3 flights of 8–16 steps at the person's stair cadence. The last bout is
+    cut at ``duration_s``.
+    """
+    schedule: list[tuple[int, float]] = []
+    state = 3  # start standing: a recording starts when the phone is picked up, not mid-stride
+    total = 0.0
+    while total < duration_s:
+        activity = _CHAIN_STATES[state]
+        if activity == Activity.STANDING:
+            seconds = 3.0 + rng.exponential(15.0)
+        elif activity == Activity.WALKING:
+            seconds = 8.0 + rng.exponential(40.0)
+        else:
+            n_steps = int(rng.integers(8, 17, size=int(rng.integers(1, 4))).sum())
+            # Half a step of slack so the last step of the flight fits despite step-time variability.
+            seconds = (n_steps + 0.5) / person.cadence(activity)
+        seconds = min(seconds, duration_s - total)
+        schedule.append((int(activity), float(seconds)))
+        total += seconds
+        state = int(rng.choice(len(_CHAIN_STATES), p=_CHAIN[state]))
+    return schedule
+
+
+def check_schedule(schedule: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Validate an explicit ``[(activity, seconds), ...]`` list; return it as plain ints and floats."""
+    allowed = {int(a) for a in SIMULATED_ACTIVITIES}
+    checked = []
+    for i, item in enumerate(schedule):
+        try:
+            activity, seconds = item
+        except (TypeError, ValueError):
+            raise ValueError(f"schedule[{i}] must be an (activity, seconds) pair, got {item!r}") from None
+        if int(activity) not in allowed:
+            names = ", ".join(Activity(a).name for a in sorted(allowed))
+            raise ValueError(
+                f"schedule[{i}] has activity {activity!r}; the simulator produces only {names} "
+                f"(codes {sorted(allowed)})."
+            )
+        if not (np.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"schedule[{i}] must last a finite number of seconds > 0, got {seconds!r}")
+        checked.append((int(activity), float(seconds)))
+    if not checked:
+        raise ValueError("schedule is empty; give at least one (activity, seconds) bout or schedule=None")
+    return checked
+
+
+class GaitTimeline:
+    """Bouts, foot strikes and heading of one simulated log, evaluable at any instants.
+
+    Built once from the schedule (memory grows with the number of steps, ~2 per second, not with the
+    sampling rate); :meth:`body_acceleration` and :meth:`gait_phase` are vectorised over times.
+
+    Attributes
+    ----------
+    bout_start, bout_activity : ndarray, shape (b,)
+        Start time (s) and activity code of each bout.
+    step_start, step_period, step_kind : ndarray, shape (k,)
+        Foot-strike time (s), duration until the next strike of the same bout (s), activity code.
+    duration_s : float
+    """
+
+    def __init__(self, schedule: Sequence[tuple[int, float]], person: Person, rng: np.random.Generator):
+        seconds = np.array([s for _, s in schedule], dtype=float)
+        self.bout_activity = np.array([a for a, _ in schedule], dtype=np.int8)
+        self.bout_start = np.concatenate([[0.0], np.cumsum(seconds)[:-1]])
+        self.duration_s = float(seconds.sum())
+        self.person = person
+        self._build_steps(seconds, person, rng)
+        self._build_heading(rng)
+        # Postural sway: fixed random frequencies/phases per axis for this person.
+        self._sway_freq = rng.uniform(*_SWAY_BAND_HZ, size=(3, 3))
+        self._sway_phase = rng.uniform(0.0, 2.0 * np.pi, size=(3, 3))
+
+    def _build_steps(self, seconds: np.ndarray, person: Person, rng: np.random.Generator) -> None:
+        starts, periods, kinds = [], [], []
+        for activity, t0, length in zip(self.bout_activity, self.bout_start, seconds):
+            if activity == Activity.STANDING:
+                continue
+            nominal = 1.0 / person.cadence(activity)
+            n_max = int(np.ceil(length / (nominal * 0.85))) + 1
+            period = nominal * (1.0 + person.step_cv * np.clip(rng.standard_normal(n_max), -3.0, 3.0))
+            ends = np.cumsum(period)
+            # Only whole steps fit in a bout (the tolerance stops 30 s × 1.8 steps/s from losing its
+            # 54th step to rounding); the remainder of the bout is spent coming to a halt.
+            n = int(np.searchsorted(ends, length + 1e-9, side="right"))
+            starts.append(t0 + ends[:n] - period[:n])
+            periods.append(period[:n])
+            kinds.append(np.full(n, activity, dtype=np.int8))
+        self.step_start = np.concatenate([np.zeros(0), *starts])
+        self.step_period = np.concatenate([np.zeros(0), *periods])
+        self.step_kind = np.concatenate([np.zeros(0, np.int8), *kinds])
+        k = self.step_start.size
+        cadence = np.ones(len(Activity))
+        cadence[list(MOVING_ACTIVITIES)] = [person.cadence(a) for a in MOVING_ACTIVITIES]
+        rise = np.where(self.step_kind == Activity.WALKING, 1.0, person.stair_rise_m / _NOMINAL_RISE_M)
+        # The same excursion in less time needs (T_nominal / T)² more acceleration.
+        self._step_gain = (
+            person.vertical_gain
+            * np.exp(person.amplitude_cv * rng.standard_normal(k))
+            * (1.0 / (cadence[self.step_kind] * self.step_period)) ** 2
+            * rise
+        )
+        # A longer level step means a larger forward speed swing; on stairs the tread fixes progress.
+        self._forward_scale = np.where(
+            self.step_kind == Activity.WALKING, person.step_length_m / _NOMINAL_STEP_LENGTH_M, 1.0
+        )
+        self._step_shift = _PHASE_JITTER * np.clip(rng.standard_normal(k), -2.0, 2.0)
+
+    def _build_heading(self, rng: np.random.Generator) -> None:
+        # The walking direction wanders as a random walk sampled every second and interpolated by a
+        # cubic spline (a smooth, differentiable heading, so turn rates are finite). Walking turns
+        # freely, stairwells and standing barely; each new bout starts with a turn (corridor
+        # corners, turning onto a staircase).
+        knots = np.arange(int(np.ceil(self.duration_s)) + 2, dtype=float)
+        activity = self.activity_at(knots)
+        sigma = np.where(activity == Activity.WALKING, 0.12, 0.03)
+        steps = sigma * rng.standard_normal(knots.size)
+        bout_knot = np.minimum(np.ceil(self.bout_start).astype(int), knots.size - 1)
+        np.add.at(steps, bout_knot[1:], rng.normal(0.0, 0.8, size=bout_knot.size - 1))
+        steps[0] = rng.uniform(-np.pi, np.pi)
+        self._heading = CubicSpline(knots, np.cumsum(steps))
+
+    def activity_at(self, t: np.ndarray) -> np.ndarray:
+        """Activity code of the bout containing each time (times outside the log clamp to its ends)."""
+        i = np.searchsorted(self.bout_start, t, side="right") - 1
+        return self.bout_activity[np.clip(i, 0, self.bout_activity.size - 1)]
+
+    def heading(self, t: np.ndarray) -> np.ndarray:
+        """Walking direction ψ (rad), counter-clockwise from North: forward is (−sin ψ, cos ψ, 0) in ENU."""
+        return self._heading(t)
+
+    def gait_phase(self, t: np.ndarray):
+        """For each time: the step index k, the phase φ ∈ [0, 1) within it, and whether a step is under way."""
+        t = np.asarray(t, dtype=float)
+        if self.step_start.size == 0:
+            return np.zeros(t.shape, dtype=np.intp), np.zeros(t.shape), np.zeros(t.shape, dtype=bool)
+        k = np.searchsorted(self.step_start, t, side="right") - 1
+        kc = np.clip(k, 0, None)
+        phase = (t - self.step_start[kc]) / self.step_period[kc]
+        moving = (k >= 0) & (phase < 1.0)
+        return kc, np.where(moving, phase, 0.0), moving
+
+    def stride_wave(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """sin(π(k + φ)): the leg-swing oscillation (one period per stride), zero at every strike.
+
+        Being zero at each foot strike makes it continuous where walking starts and stops. Returned
+        with each time's activity code, so the device side can scale the swing per activity.
+        """
+        k, phase, moving = self.gait_phase(t)
+        kind = np.where(moving, self.step_kind[k] if self.step_kind.size else 0, 0)
+        return np.where(moving, np.sin(np.pi * (k + phase)), 0.0), kind
+
+    def body_acceleration(self, t: np.ndarray) -> np.ndarray:
+        """Acceleration of the carried phone's body point in East-North-Up, m/s², shape (n, 3).
+
+        Gravity is not included. Rotational (centripetal) terms of the phone's wobble are neglected:
+        at ≤ 0.3 rad swing and ≤ 2 Hz they stay below ~0.5 m/s² at a 0.3 m lever.
+        """
+        t = np.asarray(t, dtype=float)
+        sway = np.sin(2.0 * np.pi * self._sway_freq[None] * t[:, None, None] + self._sway_phase[None])
+        acc = (_SWAY_AMPLITUDE / np.sqrt(3.0)) * sway.sum(axis=2)
+        if self.step_kind.size == 0:
+            return acc
+        k, phase, moving = self.gait_phase(t)
+        gain = np.where(moving, self._step_gain[k], 0.0)
+        shift = self._step_shift[k]
+        peak_phase, peak_width, peak_amp, valley_phase, valley_width, forward_amp, lateral_amp, _ = (
+            _TEMPLATE_TABLE[self.step_kind[k]].T
+        )
+        peak = _wrapped_gaussian(phase, peak_phase + shift, peak_width)
+        valley = _wrapped_gaussian(phase, valley_phase + shift, valley_width)
+        vertical = gain * peak_amp * (peak - (peak_width / valley_width) * valley)
+        forward = -gain * self._forward_scale[k] * forward_amp * np.sin(2.0 * np.pi * phase)
+        lateral = -gain * lateral_amp * np.sin(np.pi * (k + phase))
+        psi = self.heading(t)
+        sin_psi, cos_psi = np.sin(psi), np.cos(psi)
+        acc[:, 0] += -sin_psi * forward + cos_psi * lateral
+        acc[:, 1] += cos_psi * forward + sin_psi * lateral
+        acc[:, 2] += vertical
+        return acc
