@@ -59,9 +59,11 @@ def resample(log: SensorLog, rate_hz: float) -> SensorLog:
         raise ValueError("cannot resample an empty log; it has no samples to hold")
     period_ns = 1e9 / float(rate_hz)
     span = int(log.t_ns[-1] - log.t_ns[0])
-    k = np.arange(int(np.floor(span / period_ns)) + 1, dtype=np.int64)
+    # One extra grid point: rounding to the nearest ns can pull point floor(span / period) + 1
+    # back inside the span; the filter drops it when it is not.
+    k = np.arange(int(np.floor(span / period_ns)) + 2, dtype=np.int64)
     t_out = log.t_ns[0] + np.rint(k * period_ns).astype(np.int64)
-    t_out = t_out[t_out <= log.t_ns[-1]]  # floor() can overshoot by one after rounding
+    t_out = t_out[t_out <= log.t_ns[-1]]
     src = np.searchsorted(log.t_ns, t_out, side="right") - 1
 
     def held(arr):
