@@ -1,0 +1,195 @@
+"""The ``stairsense`` command: simulate, replay, train, evaluate, export, demo.
+
+Each subcommand is a thin shell over :mod:`stairsense.pipeline` and the subpackages; ``--json``
+prints one JSON object on stdout for scripts, and errors go to stderr as one line naming the
+file and the fix, with exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from stairsense import __version__
+from stairsense.config import PipelineConfig
+
+__all__ = ["main", "build_parser"]
+
+
+def _config(args) -> PipelineConfig:
+    config = PipelineConfig.from_file(args.config) if getattr(args, "config", None) else PipelineConfig()
+    overrides = {k: v for k, v in (("rate_hz", getattr(args, "rate", None)),
+                                   ("orientation", getattr(args, "orientation", None)),
+                                   ("segmentation", getattr(args, "segmentation", None))) if v is not None}
+    return config.replace(**overrides) if overrides else config
+
+
+def _emit(args, payload: dict, text: str) -> None:
+    print(json.dumps(payload, indent=2, default=str) if args.json else text)
+
+
+# --- simulate ------------------------------------------------------------------------------------
+def cmd_simulate(args) -> int:
+    from stairsense.stream._csvio import write_log
+    from stairsense.stream._simulate import simulate
+
+    log = simulate(minutes=args.minutes, rate_hz=args.rate, seed=args.seed)
+    path = write_log(log, args.out)
+    kinds = {}
+    for kind in log.steps.kind.tolist():
+        kinds[kind] = kinds.get(kind, 0) + 1
+    from stairsense.stream._log import Activity
+
+    steps = {Activity(k).name.lower(): n for k, n in sorted(kinds.items())}
+    payload = {"out": str(path), "samples": len(log), "duration_s": log.duration_s, "rate_hz": args.rate,
+               "seed": args.seed, "steps": steps}
+    _emit(args, payload, f"wrote {path}: {len(log)} samples, {log.duration_s / 60:.1f} min at {args.rate:g} Hz, "
+                         f"steps {steps}")
+    return 0
+
+
+# --- replay --------------------------------------------------------------------------------------
+def _load_model(path):
+    from stairsense.models._stairstep import load_model
+
+    return load_model(path)
+
+
+def cmd_replay(args) -> int:
+    from stairsense.pipeline import replay
+
+    config = _config(args)
+    model = None
+    if args.model:
+        model = _load_model(args.model)
+        config = model.check_config(config) if hasattr(model, "check_config") else config
+    plot = _ReplayPlot(args.plot_seconds) if args.plot else None
+    report = replay(args.log, config, model=model, repair=tuple(args.repair or ()),
+                    progress=not args.json and sys.stderr.isatty(), on_windows=plot)
+    if plot is not None:
+        plot.save(args.plot, report, config)
+    lines = [
+        f"{report.source}: {report.samples} samples, {report.duration_s:.1f} s, {report.segments} segment(s), "
+        f"orientation {report.method}",
+        f"windows: {report.windows} candidates, {report.kept} kept, rejected {report.rejected}",
+        f"candidate steps per minute: {report.steps_per_minute:.1f}",
+    ]
+    if report.truth_steps is not None:
+        lines.append(f"ground truth: {report.truth_steps} steps; matched {report.matched}, precision "
+                     f"{report.precision:.3f}, recall {report.recall:.3f}, count error {100 * report.count_error:.2f}%")
+    if report.stair_steps is not None:
+        truth = f" (truth {report.truth_stair_steps})" if report.truth_stair_steps is not None else ""
+        lines.append(f"stair steps: {report.stair_steps}{truth}")
+    _emit(args, report.to_dict(), "\n".join(lines))
+    return 0
+
+
+class _ReplayPlot:
+    """Collects the first seconds of the vertical signal and every window for ``--plot``."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.t, self.z, self.windows, self.durations, self.status = [], [], [], [], []
+        self.t0 = None
+
+    def __call__(self, result, chunk):
+        import numpy as np
+
+        std, windows = result.standardized, result.windows
+        if self.t0 is None and len(std.t_ns):
+            self.t0 = int(std.t_ns[0])
+        self.durations.append(windows.duration_s)
+        self.status.append(windows.status)
+        if self.t0 is None:
+            return
+        limit = self.t0 + int(self.seconds * 1e9)
+        keep = std.t_ns < limit
+        self.t.append((std.t_ns[keep] - self.t0) / 1e9)
+        self.z.append(std.vertical[keep])
+        early = windows.t_start_ns < limit
+        self.windows.append(np.c_[(windows.t_start_ns[early] - self.t0) / 1e9, (windows.t_end_ns[early] - self.t0) / 1e9,
+                                  windows.status[early]])
+
+    def save(self, path, report, config):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import numpy as np
+
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6.5), gridspec_kw={"height_ratios": [2, 1]})
+        if self.t:
+            top.plot(np.concatenate(self.t), np.concatenate(self.z), lw=0.8, color="0.2")
+            for start, end, status in np.concatenate(self.windows):
+                color = "tab:green" if status == 0 else "tab:red"
+                top.axvspan(start, end, color=color, alpha=0.15, lw=0)
+                top.axvline(start, color=color, lw=0.6, alpha=0.6)
+        top.set(xlabel="seconds", ylabel="vertical dynamic acc. (m/s²)",
+                title=f"{Path(report.source).name}: first {self.seconds:g} s; kept windows green, rejected red")
+        durations = np.concatenate(self.durations) if self.durations else np.zeros(0)
+        bottom.hist(durations[durations < 4], bins=80, color="tab:blue")
+        for bound in (config.min_step_s, config.max_step_s):
+            bottom.axvline(bound, color="tab:red", ls="--")
+        bottom.set(xlabel="window duration (s); dashed: duration filter", ylabel="windows")
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+
+# --- parser --------------------------------------------------------------------------------------
+def _add_config_args(p, rate=True):
+    p.add_argument("--config", metavar="FILE", help="JSON PipelineConfig (see stairsense.PipelineConfig)")
+    if rate:
+        p.add_argument("--rate", type=float, metavar="HZ", help="resample to this rate before the front end")
+    p.add_argument("--orientation", choices=["auto", "rotvec", "ahrs", "vertical", "linear", "mizell"],
+                   help="how to reach the Earth frame (default from the config: auto)")
+    p.add_argument("--segmentation", choices=["pattern", "sliding"], help="step windows or the sliding baseline")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stairsense",
+        description="Replay phone sensor logs through the on-device pipeline, train and export the stair-step "
+                    "classifier.",
+    )
+    parser.add_argument("--version", action="version", version=f"stairsense {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("simulate", help="write a synthetic sensor log with ground truth",
+                       description="Simulate a phone carried by a person (walking, stairs up/down, standing) "
+                                   "and write a canonical log plus a .steps.csv ground-truth sidecar.")
+    p.add_argument("--minutes", type=float, default=10.0, help="length of the random activity schedule (default 10)")
+    p.add_argument("--rate", type=float, default=50.0, metavar="HZ", help="sampling rate, 20-200 Hz (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same log (default 0)")
+    p.add_argument("--out", required=True, metavar="LOG", help="output .csv or .csv.gz")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("replay", help="run a log through the front end and report windows and steps",
+                       description="Stream a canonical log (.csv/.csv.gz) through smoothing, standardization and "
+                                   "segmentation exactly as the phone does; with --model, count stair steps.")
+    p.add_argument("log", metavar="LOG", help="canonical sensor log (.csv or .csv.gz)")
+    _add_config_args(p)
+    p.add_argument("--model", metavar="MODEL", help="a model from `stairsense train` (or an exported .onnx)")
+    p.add_argument("--repair", nargs="+", choices=["drop-nan", "split-gaps"], metavar="REPAIR",
+                   help="fix instead of failing: drop-nan, split-gaps (restart the front end after each gap)")
+    p.add_argument("--plot", metavar="PNG", help="save a plot of the vertical signal, windows and durations")
+    p.add_argument("--plot-seconds", type=float, default=30.0, help="seconds of signal in the plot (default 30)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_replay)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, OSError) as exc:
+        print(f"stairsense {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

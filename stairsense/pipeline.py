@@ -1,0 +1,288 @@
+"""Composition of the stages: logs → standardized windows → features → labels, and replay.
+
+No algorithm lives here (DESIGN.md): this module wires ``stream`` and ``features`` together the
+same way for training, evaluation and replay, so all three see exactly the same windows.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from stairsense.config import PipelineConfig
+from stairsense.features._window_features import FEATURE_NAMES, window_features
+from stairsense.stream._csvio import _read_steps as read_steps  # TODO(io): public name
+from stairsense.stream._csvio import iter_log_chunks
+from stairsense.stream._frontend import FrontEnd, FrontEndResult
+from stairsense.stream._log import STAIR_ACTIVITIES, Activity, SensorLog, StepTruth
+from stairsense.stream._resample import resample
+from stairsense.stream._segment import WindowStatus, WindowTable
+from stairsense.stream._standardize import resolve_orientation
+
+__all__ = [
+    "WindowDataset",
+    "front_end",
+    "window_features_of",
+    "window_dataset",
+    "feature_names_for",
+    "match_steps",
+    "ReplayReport",
+    "replay",
+]
+
+NO_STAIR, STAIR = 0, 1
+
+
+def feature_names_for(config: PipelineConfig) -> list[str]:
+    """Names of the feature columns: 79, or 2 × 79 for Mizell's vertical and horizontal streams."""
+    if config.orientation == "mizell":
+        return [f"vertical_{n}" for n in FEATURE_NAMES] + [f"horizontal_{n}" for n in FEATURE_NAMES]
+    return list(FEATURE_NAMES)
+
+
+def front_end(log: SensorLog, config: PipelineConfig) -> FrontEndResult:
+    """Resample to ``config.rate_hz`` (if set), then the batch front end."""
+    if config.rate_hz is not None:
+        log = resample(log, config.rate_hz)
+    return FrontEnd(config, resolve_orientation(config, log), rate_hz=log.rate_hz).process(log)
+
+
+def window_features_of(samples: np.ndarray, windows: WindowTable, mask=None) -> np.ndarray:
+    """Features of the (masked) windows over standardized ``samples`` (3 or 6 columns)."""
+    index, offsets = windows.sample_index(mask)
+    parts = [window_features(samples[index, c : c + 3], offsets) for c in range(0, samples.shape[1], 3)]
+    return np.hstack(parts)
+
+
+@dataclass
+class WindowDataset:
+    """Kept windows of many logs with features, labels and provenance.
+
+    Attributes
+    ----------
+    X : ndarray, shape (m, 79) or (m, 158)
+    y : ndarray of int, shape (m,)
+        1 = STAIR (every sample of the window is in an upstairs or downstairs segment), 0 = NO_STAIR
+        (no sample is, and every sample is labelled).
+    groups : ndarray of object, shape (m,)
+        Subject of each window (``meta["subject"]``, else the log's index) for leave-subjects-out.
+    direction : ndarray of int, shape (m,)
+        Activity code of STAIR windows (2 up, 3 down), 0 otherwise: the optional sub-label.
+    log_index, t_start_ns, t_end_ns : ndarray, shape (m,)
+    n_ambiguous : int
+        Kept windows left out because they straddle a stair boundary or unlabelled samples.
+    n_rejected : int
+        Windows the duration filter rejected (never classified; NO_STAIR by definition).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    groups: np.ndarray
+    direction: np.ndarray
+    log_index: np.ndarray
+    t_start_ns: np.ndarray
+    t_end_ns: np.ndarray
+    feature_names: list[str]
+    n_ambiguous: int = 0
+    n_rejected: int = 0
+
+    def __len__(self) -> int:
+        return int(self.y.size)
+
+
+def _window_labels(labels: np.ndarray, index: np.ndarray, offsets: np.ndarray):
+    """Per window: STAIR / NO_STAIR / ambiguous (-1), and the stair direction."""
+    lab = labels[index]
+    is_stair = np.isin(lab, [int(a) for a in STAIR_ACTIVITIES]).astype(np.int64)
+    unlabelled = (lab == Activity.UNLABELLED).astype(np.int64)
+    starts = offsets[:-1]
+    n = np.diff(offsets)
+    stair_count = np.add.reduceat(is_stair, starts) if n.size else np.zeros(0, np.int64)
+    unlabelled_count = np.add.reduceat(unlabelled, starts) if n.size else np.zeros(0, np.int64)
+    y = np.full(n.size, -1)
+    y[stair_count == n] = STAIR
+    y[(stair_count == 0) & (unlabelled_count == 0)] = NO_STAIR
+    direction = np.where(y == STAIR, lab[starts] if n.size else 0, 0)
+    return y, direction
+
+
+def window_dataset(logs: Iterable[SensorLog], config: PipelineConfig, *, progress: bool = False) -> WindowDataset:
+    """Run every log through the front end and return its kept, unambiguous windows.
+
+    Logs need per-sample ``label`` (UCI HAPT, the simulator). Each log must be gap-free.
+    """
+    from tqdm.auto import tqdm
+
+    names = feature_names_for(config)
+    parts = []
+    n_ambiguous = n_rejected = 0
+    for i, log in enumerate(tqdm(list(logs), desc="windows", disable=not progress, unit="log")):
+        if log.label is None:
+            raise ValueError(f"log {log.meta.get('path', i)} has no per-sample labels; cannot build a training set")
+        if config.rate_hz is not None:
+            log = resample(log, config.rate_hz)
+        result = FrontEnd(config, resolve_orientation(config, log), rate_hz=log.rate_hz).process(log)
+        std, windows = result.standardized, result.windows
+        kept = windows.kept
+        n_rejected += int((~kept).sum())
+        index, offsets = windows.sample_index(kept)
+        y, direction = _window_labels(log.label, std.first + index, offsets)
+        X = window_features_of(std.samples, windows, kept)
+        good = y >= 0
+        n_ambiguous += int((~good).sum())
+        subject = log.meta.get("subject", i)
+        parts.append((X[good], y[good], np.full(good.sum(), subject, dtype=object), direction[good],
+                      np.full(good.sum(), i), windows.t_start_ns[kept][good], windows.t_end_ns[kept][good]))
+    if not parts:
+        raise ValueError("no logs given")
+    cols = [np.concatenate(c) for c in zip(*parts)]
+    return WindowDataset(*cols, feature_names=names, n_ambiguous=n_ambiguous, n_rejected=n_rejected)
+
+
+def match_steps(truth_ns: np.ndarray, t_start_ns: np.ndarray, t_end_ns: np.ndarray) -> int:
+    """Number of windows ``[t_start, t_end)`` that contain at least one ground-truth step.
+
+    Kept pattern windows never overlap, so each true step is credited to at most one window;
+    a window holding two steps counts once (the second is a miss).
+    """
+    lo = np.searchsorted(truth_ns, t_start_ns, side="left")
+    hi = np.searchsorted(truth_ns, t_end_ns, side="left")
+    return int(np.count_nonzero(hi > lo))
+
+
+@dataclass
+class ReplayReport:
+    """What a replay found; ``to_dict`` is the ``--json`` output."""
+
+    source: str
+    samples: int = 0
+    duration_s: float = 0.0
+    segments: int = 0
+    method: str = ""
+    windows: int = 0
+    kept: int = 0
+    rejected: dict = field(default_factory=dict)
+    steps_per_minute: float = 0.0
+    truth_steps: int | None = None
+    matched: int | None = None
+    precision: float | None = None
+    recall: float | None = None
+    count_error: float | None = None
+    stair_steps: int | None = None
+    truth_stair_steps: int | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _chunks_of(source, config: PipelineConfig, repair) -> tuple[str, Iterator[SensorLog], StepTruth | None]:
+    if isinstance(source, SensorLog):
+        return str(source.meta.get("path", "<log>")), iter([source]), source.steps
+    path = Path(source)
+    chunks = iter_log_chunks(path, repair=repair, max_gap_s=config.max_gap_s)
+    return str(path), chunks, read_steps(path)
+
+
+def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(), progress: bool = False,
+           on_windows=None) -> ReplayReport:
+    """Run a log through the exact on-device front end, streamed in chunks (flat memory).
+
+    Parameters
+    ----------
+    source : path or SensorLog
+        A canonical ``.csv``/``.csv.gz`` log (read in chunks; its ``.steps.csv`` sidecar gives the
+        ground truth) or a log in memory.
+    config : PipelineConfig
+    model : object with ``predict(X)``, optional
+        A stair-step classifier; kept windows it calls STAIR are counted as stair steps.
+    repair : iterable of str
+        Reader repairs (``drop-nan``, ``split-gaps``); with ``split-gaps`` the front end restarts
+        after every gap, as a phone does when the sensor stream stops.
+    on_windows : callable, optional
+        Called with ``(FrontEndResult, chunk)`` after every chunk (used by ``--plot``).
+    """
+    from tqdm.auto import tqdm
+
+    config = config or PipelineConfig()
+    name, chunks, truth = _chunks_of(source, config, repair)
+    report = ReplayReport(source=name)
+    front = None
+    segment = None
+    tail = _SampleTail(config)
+    starts, ends = [], []
+    rejected = np.zeros(len(WindowStatus), dtype=np.int64)
+    stair_windows = 0
+    first_t = last_t = None
+    with tqdm(desc="replay", unit=" samples", unit_scale=True, disable=not progress) as bar:
+        for chunk in chunks:
+            if config.rate_hz is not None:
+                chunk = resample(chunk, config.rate_hz)
+            if front is None or chunk.meta.get("segment", 0) != segment:
+                segment = chunk.meta.get("segment", 0)
+                report.method = resolve_orientation(config, chunk)
+                front = FrontEnd(config, report.method, rate_hz=chunk.rate_hz or config.rate_hz)
+                tail.reset()
+                report.segments += 1
+            result = front.process(chunk)
+            first_t = chunk.t_ns[0] if first_t is None else first_t
+            last_t = chunk.t_ns[-1]
+            report.samples += len(chunk)
+            windows = result.windows
+            rejected += np.bincount(windows.status, minlength=rejected.size)
+            kept = windows.kept
+            starts.append(windows.t_start_ns[kept])
+            ends.append(windows.t_end_ns[kept])
+            tail.extend(result.standardized.t_ns, result.standardized.samples)
+            if model is not None and kept.any():
+                X = window_features_of(tail.samples, windows.shifted(-tail.offset), kept)
+                stair_windows += int(np.count_nonzero(np.asarray(model.predict(X)) == STAIR))
+            if on_windows is not None:
+                on_windows(result, chunk)
+            bar.update(len(chunk))
+    if first_t is None:
+        raise ValueError(f"{name}: no samples to replay")
+    report.duration_s = float(last_t - first_t) / 1e9
+    report.windows = int(rejected.sum())
+    report.kept = int(rejected[WindowStatus.KEPT])
+    report.rejected = {s.name.lower(): int(rejected[s]) for s in WindowStatus if s != WindowStatus.KEPT}
+    report.steps_per_minute = report.kept / report.duration_s * 60 if report.duration_s else 0.0
+    if truth is not None and len(truth):
+        t_start, t_end = np.concatenate(starts), np.concatenate(ends)
+        report.truth_steps = len(truth)
+        report.matched = match_steps(truth.t_ns, t_start, t_end)
+        report.precision = report.matched / report.kept if report.kept else 0.0
+        report.recall = report.matched / report.truth_steps
+        report.count_error = abs(report.kept - report.truth_steps) / report.truth_steps
+        report.truth_stair_steps = int(np.isin(truth.kind, [int(a) for a in STAIR_ACTIVITIES]).sum())
+    if model is not None:
+        report.stair_steps = stair_windows
+    return report
+
+
+class _SampleTail:
+    """The most recent standardized samples, enough to cover any window the filter keeps.
+
+    A window that closes in a chunk can start in the previous one, but a kept window lasts at
+    most ``max_step_s`` (a sliding one ``window_ms``), so older samples are never needed.
+    """
+
+    def __init__(self, config: PipelineConfig):
+        self.longest_ns = int(max(config.max_step_s, config.window_ms / 1e3) * 1e9)
+        self.reset()
+
+    def reset(self):
+        self.t_ns = np.zeros(0, dtype=np.int64)
+        self.samples = None
+        self.offset = 0  # global index of self.samples[0]
+
+    def extend(self, t_ns: np.ndarray, samples: np.ndarray):
+        if self.samples is None:
+            self.t_ns, self.samples = t_ns, samples
+            return
+        if t_ns.size:
+            drop = int(np.searchsorted(self.t_ns, t_ns[0] - self.longest_ns, side="left"))
+            self.offset += drop
+            self.t_ns = np.concatenate([self.t_ns[drop:], t_ns])
+            self.samples = np.concatenate([self.samples[drop:], samples])
