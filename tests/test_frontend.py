@@ -250,3 +250,17 @@ def test_sample_index_gathers_ragged_windows():
     table = WindowTable(np.array([2, 5, 5]), np.array([4, 8, 6]), *(np.zeros(3, np.int64),) * 2, np.zeros(3, np.int8))
     index, offsets = table.sample_index()
     assert index.tolist() == [2, 3, 5, 6, 7, 5] and offsets.tolist() == [0, 2, 5, 6]
+
+
+def test_virtual_sensors_of_a_still_phone_are_gravity_free():
+    from stairsense.stream._fusion import with_virtual_sensors
+
+    tilt = Rotation.from_euler("xz", [40, 70], degrees=True)
+    n = 400
+    log = SensorLog((np.arange(n) * 2e7).astype(np.int64), np.tile(tilt.inv().apply([0, 0, 9.80665]), (n, 1)),
+                    gyro=np.zeros((n, 3)))
+    fused = with_virtual_sensors(log)
+    np.testing.assert_allclose(fused.linacc, 0, atol=1e-6)
+    np.testing.assert_allclose(Rotation.from_quat(fused.rotvec).apply(log.acc), np.tile([0, 0, 9.80665], (n, 1)), atol=1e-5)
+    with pytest.raises(ValueError, match="no gyroscope"):
+        with_virtual_sensors(SensorLog(log.t_ns, log.acc))
