@@ -10,13 +10,15 @@ import math
 
 import numpy as np
 
-from ._window_features import _PAIRS, _features_from_statistics
+from ._window_features import _PRODUCT_H, _PRODUCT_J, _features_from_statistics
 
 __all__ = ["WindowFeatureAccumulator"]
 
 _N_ROWS = 5
-# Five squares first, then the ten pairs in Table 12.1 order, matching the batch layout.
-_PRODUCTS = tuple((r, r) for r in range(_N_ROWS)) + _PAIRS
+# Five squares first, then the ten pairs in Table 12.1 order: the batch layout.
+_PRODUCTS = tuple(zip(_PRODUCT_H, _PRODUCT_J))
+_PRODUCT_H_INDEX = np.array(_PRODUCT_H)
+_PRODUCT_J_INDEX = np.array(_PRODUCT_J)
 
 
 class WindowFeatureAccumulator:
@@ -141,9 +143,7 @@ class WindowFeatureAccumulator:
         shift = np.array(self.shift_)
         sum_dev = np.array(self.sum_dev_)
         sum_prod = np.array(self.sum_prod_)
-        pair_h = [h for h, _ in _PRODUCTS]
-        pair_j = [j for _, j in _PRODUCTS]
-        comoment = (sum_prod - sum_dev[pair_h] * sum_dev[pair_j] / n) / n
+        comoment = (sum_prod - sum_dev[_PRODUCT_H_INDEX] * sum_dev[_PRODUCT_J_INDEX] / n) / n
         features = _features_from_statistics(
             mean=(shift + sum_dev / n)[None],
             var=np.maximum(comoment[:_N_ROWS], 0.0)[None],

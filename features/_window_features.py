@@ -66,6 +66,9 @@ N_FEATURES = 79
 _PAIRS = tuple(itertools.combinations(range(len(ROW_NAMES)), 2))
 _PAIR_H = np.array([h for h, _ in _PAIRS])
 _PAIR_J = np.array([j for _, j in _PAIRS])
+# Second moments in batch layout: the five squares, then the ten pairs.
+_PRODUCT_H = tuple(range(len(ROW_NAMES))) + tuple(h for h, _ in _PAIRS)
+_PRODUCT_J = tuple(range(len(ROW_NAMES))) + tuple(j for _, j in _PAIRS)
 
 RATIO_EPS = 1e-6
 """ε of the safe ratio (spec §3.6 resolution 4)."""
@@ -74,10 +77,11 @@ RATIO_CLIP = 1e3
 CONSTANT_ROW_RTOL = 1e-10
 """A row with Std ≤ CONSTANT_ROW_RTOL · max|row| counts as constant, so its Corr is 0."""
 
-# Windows are processed in chunks of about this many samples so the (15, n) product array of
-# 200,000 windows never needs gigabytes; each chunk holds whole windows, so results do not
-# depend on it.
-_CHUNK_SAMPLES = 1 << 17
+# Windows are processed in chunks of about this many samples: the chunk's (15, n) product
+# array (~2 MB) then stays in cache, which measured ~1.5x faster than 2**17 samples
+# (benchmarks/bench_features.py), and memory stays flat. A chunk holds whole windows, so
+# results do not depend on it.
+_CHUNK_SAMPLES = 1 << 14
 
 
 def feature_names(*, corrected_68_69: bool = False) -> tuple[str, ...]:
@@ -222,9 +226,8 @@ def _validate(samples, offsets) -> tuple[np.ndarray, np.ndarray]:
             f"such windows NO_STAIR and drop them before feature extraction."
         )
     used = samples[offsets[0] : offsets[-1]]
-    finite = np.isfinite(used).all(axis=1)
-    if not finite.all():
-        row = int(offsets[0] + np.flatnonzero(~finite)[0])
+    if not np.isfinite(used).all():
+        row = int(offsets[0] + np.flatnonzero(~np.isfinite(used).all(axis=1))[0])
         raise ValueError(
             f"samples[{row}] = {samples[row].tolist()} is not finite; remove or repair NaN/inf "
             f"samples upstream (the features would silently become NaN)."
@@ -243,7 +246,11 @@ def _chunk_features(xyz: np.ndarray, starts: np.ndarray, counts: np.ndarray, cor
     n = counts.astype(np.float64)
     mean = (np.add.reduceat(rows, starts, axis=1) / n).T
     centred = rows - np.repeat(mean.T, counts, axis=1)
-    products = np.concatenate([centred * centred, centred[_PAIR_H] * centred[_PAIR_J]])
+    # Squares then pair products, written in place: fancy-indexed temporaries cost more here
+    # than the 15-iteration loop (which is over row pairs, never over windows).
+    products = np.empty((len(_PRODUCT_H), rows.shape[1]))
+    for i, (h, j) in enumerate(zip(_PRODUCT_H, _PRODUCT_J)):
+        np.multiply(centred[h], centred[j], out=products[i])
     sums = np.add.reduceat(centred, starts, axis=1).T
     second = np.add.reduceat(products, starts, axis=1).T
     # Corrected two-pass: subtract the (Σd_h)(Σd_j)/n term left by the rounded mean.
