@@ -62,10 +62,13 @@ def rbf_kernel_inplace(A, B, gamma):
 def solve_komd_precomputed(K, y, lam, *, tol=1e-8):
     """Solve KOMD (Eq. 5.7) on an explicit training kernel; returns γ and the threshold θ.
 
-    Spec §1.1–§1.2 and addendum §1.4: ν-SVC with ν = 2/l on K′ = (1 − Λ)K + ΛI has the feasible set
-    Γ̂ (each class's α sums to νl/2 = 1 and the box α ≤ 1 never binds), and its objective is Eq. 5.7
-    up to a factor ½. libsvm rescales α by 1/r, so γ is |dual_coef_| renormalised per class. Λ = 1 has
-    the closed form γ_i = 1/p on positives and 1/n on negatives (Eq. 5.9–5.10) and skips the solver.
+    Spec §1.1–§1.2 and addendum §1.4: ν-SVC on K′ = (1 − Λ)K + ΛI constrains each class's α to sum
+    to νl/2 under a box α ≤ 1, and its objective is Eq. 5.7 up to a constant factor, so its solution
+    rescaled per class is γ. The addendum uses ν = 2/l (sums of 1); we use ν = 1/l (sums of ½)
+    because a class with a single example then sits *at* the box at ν = 2/l and libsvm returns
+    non-finite coefficients, while at ½ the box is never active. libsvm also rescales α by 1/r, so γ
+    is |dual_coef_| renormalised per class. Λ = 1 has the closed form γ_i = 1/p on positives and 1/n
+    on negatives (Eq. 5.9–5.10) and skips the solver.
 
     Parameters
     ----------
@@ -77,8 +80,12 @@ def solve_komd_precomputed(K, y, lam, *, tol=1e-8):
     lam : float
         Λ ∈ [0, 1].
     tol : float, default=1e-8
-        libsvm's stopping tolerance. Its default 1e-3 left the objective 0.5 % above optimum
-        (addendum §1.4); 1e-8 costs about 1.5× the time of 1e-3.
+        libsvm's stopping tolerance, on the KKT violation in the units of K. Its default 1e-3 left
+        the objective 0.5 % above optimum (addendum §1.4); 1e-8 costs about 1.5× the time of 1e-3
+        on 5,000 RBF points. Known weak spot: Λ ≲ 1e-4 with overlapping class hulls and a low-rank
+        K (e.g. linear, l ≫ d) has an optimum near 0 that is not unique, and SMO then needs
+        seconds even for l = 18; use Λ ≥ 1e-3 there, or the first-order solver
+        ``stairsense.models._simplex.solve_komd_projected_gradient``.
 
     Returns
     -------
@@ -104,8 +111,8 @@ def solve_komd_precomputed(K, y, lam, *, tol=1e-8):
     K *= 1.0 - lam
     K[np.diag_indices_from(K)] += lam
     l = K.shape[0]
-    # ν = 2/l makes each class's α sum to 1; with l ≥ 2 this ν never exceeds libsvm's feasibility bound.
-    svc = NuSVC(nu=2.0 / l, kernel="precomputed", tol=tol, shrinking=True).fit(K, y)
+    # ν = 1/l: each class's α sums to ½ (see above); ν ≤ 2·min(p, n)/l, so libsvm accepts it.
+    svc = NuSVC(nu=1.0 / l, kernel="precomputed", tol=tol, shrinking=True).fit(K, y)
     gamma = np.zeros(l)
     gamma[svc.support_] = np.abs(svc.dual_coef_[0])
     for mask in (positive, ~positive):
