@@ -171,11 +171,9 @@ def _features_from_statistics(
     spread = row_max - row_min
     pair_ratios = [_safe_ratio(stat[:, _PAIR_J], stat[:, _PAIR_H]) for stat in (mean, std, var, spread)]
     if corrected_68_69:
-        horiz_spread = var[:, 0] + var[:, 1]
-        spread_den = var
+        horizontal_dispersion, vertical_dispersion = var[:, 0] + var[:, 1], var
     else:
-        horiz_spread = (std[:, 0] + std[:, 1]) ** 2
-        spread_den = std
+        horizontal_dispersion, vertical_dispersion = (std[:, 0] + std[:, 1]) ** 2, std
     scale = np.maximum(np.abs(row_min), np.abs(row_max))
     varying = std > CONSTANT_ROW_RTOL * scale
     both_vary = varying[:, _PAIR_H] & varying[:, _PAIR_J]
@@ -192,7 +190,7 @@ def _features_from_statistics(
         np.sqrt(np.sum(mean[:, :3] ** 2, axis=1))[:, None],
         sma[:, None],
         _safe_ratio(var[:, :3], var[:, 3:4]),
-        _safe_ratio(horiz_spread[:, None], spread_den[:, 2:4]),
+        _safe_ratio(horizontal_dispersion[:, None], vertical_dispersion[:, 2:4]),
         corr,
     ]
     return np.concatenate(columns, axis=1)
@@ -253,7 +251,8 @@ def _chunk_features(xyz: np.ndarray, starts: np.ndarray, counts: np.ndarray, cor
         np.multiply(centred[h], centred[j], out=products[i])
     sums = np.add.reduceat(centred, starts, axis=1).T
     second = np.add.reduceat(products, starts, axis=1).T
-    # Corrected two-pass: subtract the (Σd_h)(Σd_j)/n term left by the rounded mean.
+    # Corrected two-pass: subtract the (Σd_h)(Σd_j)/n term left by the rounded mean; rounding
+    # can leave a constant row's variance at -1e-33, hence the floor at 0.
     var = np.maximum(second[:, :5] - sums * sums / n[:, None], 0.0) / n[:, None]
     cov = (second[:, 5:] - sums[:, _PAIR_H] * sums[:, _PAIR_J] / n[:, None]) / n[:, None]
     row_min = np.minimum.reduceat(rows, starts, axis=1).T

@@ -277,6 +277,17 @@ def test_streaming_equals_batch(windows, corrected_68_69):
         np.testing.assert_allclose(acc.features(), batch[w], rtol=1e-9, atol=1e-12, err_msg=f"window {w}")
 
 
+def test_streaming_equals_batch_on_general_floats():
+    samples, offsets = random_ragged(seed=8)  # unrounded values, large-mean and constant rows
+    batch = window_features(samples, offsets)
+    acc = WindowFeatureAccumulator()
+    for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:])):
+        acc.reset()
+        for x, y, z in samples[a:b]:
+            acc.push(x, y, z)
+        np.testing.assert_allclose(acc.features(), batch[w], rtol=1e-9, atol=1e-12, err_msg=f"window {w}")
+
+
 def test_streaming_needs_two_samples_and_reset_starts_a_new_window():
     acc = WindowFeatureAccumulator()
     with pytest.raises(ValueError, match="has 0 sample"):
