@@ -1,3 +1,14 @@
-"""The 79 window features of Table 12.1 and their [-1, 1] scaling."""
+"""The 79 window features of Table 12.1 (batch over ragged windows and per sample) and their [-1, 1] scaling."""
+from ._scaling import make_feature_scaler
+from ._streaming import WindowFeatureAccumulator
+from ._window_features import FEATURE_NAMES, N_FEATURES, ROW_NAMES, feature_names, window_features
 
-__all__: list[str] = []
+__all__ = [
+    "FEATURE_NAMES",
+    "N_FEATURES",
+    "ROW_NAMES",
+    "feature_names",
+    "window_features",
+    "WindowFeatureAccumulator",
+    "make_feature_scaler",
+]
