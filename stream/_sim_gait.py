@@ -144,17 +144,22 @@ _TEMPLATE_COLUMNS = (
     "forward_amp", "lateral_amp", "wobble_scale",
 )
 _TEMPLATES = {
-    Activity.WALKING: (0.12, 0.09, 3.2, 0.58, 0.16, 1.6, 0.5, 1.0),
-    Activity.WALKING_UPSTAIRS: (0.24, 0.14, 2.2, 0.70, 0.10, 0.6, 0.8, 1.4),
-    Activity.WALKING_DOWNSTAIRS: (0.06, 0.05, 5.5, 0.50, 0.20, 0.8, 0.7, 0.9),
+    Activity.WALKING: (0.12, 0.10, 3.0, 0.58, 0.15, 1.6, 0.5, 1.0),
+    Activity.WALKING_UPSTAIRS: (0.22, 0.13, 2.4, 0.68, 0.12, 0.6, 0.8, 1.4),
+    Activity.WALKING_DOWNSTAIRS: (0.06, 0.07, 4.6, 0.52, 0.16, 0.8, 0.7, 0.9),
 }
 _TEMPLATE_TABLE = np.zeros((len(Activity), len(_TEMPLATE_COLUMNS)))
 for _activity, _row in _TEMPLATES.items():
     _TEMPLATE_TABLE[_activity] = _row
 _NOMINAL_RISE_M = 0.17
 _NOMINAL_STEP_LENGTH_M = 0.70
-# Per-step timing of the peak/valley moves by a few % of the step: no two steps look identical.
+# No two steps look identical: the timing of the peak and valley moves by a few % of the step, and
+# their widths (hence the peak/valley asymmetry) by a log-normal factor each. The width spread is what
+# keeps the three activities' shapes overlapping, as real steps do (a single shape feature must not
+# separate stairs from level walking).
 _PHASE_JITTER = 0.02
+_WIDTH_SPREAD = 0.18
+_WIDTH_RANGE = (0.03, 0.2)  # the wrapped Gaussian is exact to 1e-12 only up to width 0.2
 
 
 def _wrapped_gaussian(phase: np.ndarray, centre: np.ndarray, width: np.ndarray) -> np.ndarray:
@@ -292,6 +297,7 @@ class GaitTimeline:
             self.step_kind == Activity.WALKING, person.step_length_m / _NOMINAL_STEP_LENGTH_M, 1.0
         )
         self._step_shift = _PHASE_JITTER * np.clip(rng.standard_normal(k), -2.0, 2.0)
+        self._step_width_factor = np.exp(_WIDTH_SPREAD * np.clip(rng.standard_normal((k, 2)), -2.5, 2.5))
 
     def _build_heading(self, rng: np.random.Generator) -> None:
         # The walking direction wanders as a random walk sampled every second and interpolated by a
@@ -354,6 +360,8 @@ class GaitTimeline:
         peak_phase, peak_width, peak_amp, valley_phase, valley_width, forward_amp, lateral_amp, _ = (
             _TEMPLATE_TABLE[self.step_kind[k]].T
         )
+        peak_width = np.clip(peak_width * self._step_width_factor[k, 0], *_WIDTH_RANGE)
+        valley_width = np.clip(valley_width * self._step_width_factor[k, 1], *_WIDTH_RANGE)
         peak = _wrapped_gaussian(phase, peak_phase + shift, peak_width)
         valley = _wrapped_gaussian(phase, valley_phase + shift, valley_width)
         vertical = gain * peak_amp * (peak - (peak_width / valley_width) * valley)

@@ -1,0 +1,344 @@
+"""The synthetic sensor simulator against independent oracles.
+
+Oracles: scipy.spatial.transform.Rotation for every rotation (the simulator has its own quaternion
+algebra), closed forms (step count = floor(cadence × seconds), zero-mean step acceleration, gravity in
+the device frame), brute force (labels from the schedule), binomial bounds (drops), and the spec's
+stated pattern (donini-easymkl-komd-climbtheworld-admm §3.5).
+"""
+import doctest
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from scipy.spatial.transform import Rotation
+
+from stairsense.stream import Activity
+from stairsense.stream import _sim_device, _sim_gait, _simulate
+from stairsense.stream._sim_device import (
+    STANDARD_GRAVITY,
+    SensorModel,
+    quat_from_rotvec,
+    quat_multiply,
+    quat_rotate_inverse,
+    quat_to_rotvec,
+)
+from stairsense.stream._sim_gait import Person
+from stairsense.stream._simulate import simulate, simulate_chunks
+
+IDEAL = SensorModel.ideal()
+WALK, UP, DOWN, STAND = Activity.WALKING, Activity.WALKING_UPSTAIRS, Activity.WALKING_DOWNSTAIRS, Activity.STANDING
+ROUTE = [(STAND, 5.0), (WALK, 20.0), (UP, 15.0), (WALK, 8.0), (DOWN, 15.0), (STAND, 4.0)]
+
+
+@pytest.fixture(scope="module")
+def noisy_log():
+    return simulate(minutes=3, rate_hz=50, seed=7)
+
+
+@pytest.fixture(scope="module")
+def ideal_log():
+    """Noise off, many re-pocketings, so orientation changes of every kind are in it."""
+    return simulate(schedule=ROUTE * 2, rate_hz=100, seed=11, sensors=IDEAL, reorient_per_hour=240)
+
+
+def vertical_enu(log):
+    """Linear acceleration rotated to ENU with the recorded rotation vector (scipy), z component."""
+    return Rotation.from_quat(log.rotvec).apply(log.linacc)[:, 2]
+
+
+def step_segments(log):
+    """(kind, sample slice) of each step that is followed by another step of the same bout."""
+    idx = np.searchsorted(log.t_ns, log.steps.t_ns)
+    gaps = np.diff(log.steps.t_ns) / 1e9
+    return [
+        (kind, slice(a, b))
+        for a, b, kind, gap in zip(idx[:-1], idx[1:], log.steps.kind[:-1], gaps)
+        if gap < 1.0  # a longer gap spans a pause between bouts
+    ]
+
+
+# --- the quaternion helpers, against scipy ----------------------------------------------------------
+
+
+def test_quaternion_helpers_match_scipy():
+    rng = np.random.default_rng(0)
+    p, q = Rotation.random(500, rng=rng), Rotation.random(500, rng=rng)
+    # Include tiny angles, where sin(θ/2)/θ switches to its Taylor series.
+    rotvec = rng.standard_normal((500, 3)) * np.repeat([1e-9, 1e-4, 1.0, 3.0], 125)[:, None]
+    v = rng.standard_normal((500, 3))
+    np.testing.assert_allclose(Rotation.from_quat(quat_multiply(p.as_quat(), q.as_quat())).as_matrix(), (p * q).as_matrix(), atol=1e-12)
+    np.testing.assert_allclose(Rotation.from_quat(quat_from_rotvec(rotvec)).as_rotvec(), Rotation.from_rotvec(rotvec).as_rotvec(), rtol=1e-9, atol=1e-15)
+    # Angles beyond π come back as the equivalent rotation the other way round, as scipy's do.
+    as_rotvec = Rotation.from_rotvec(rotvec).as_rotvec()
+    np.testing.assert_allclose(quat_to_rotvec(Rotation.from_rotvec(rotvec).as_quat()), as_rotvec, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(quat_rotate_inverse(p.as_quat(), v), p.inv().apply(v), atol=1e-12)
+
+
+# --- consistency of the streams -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rotation_vector_is_a_unit_quaternion_with_nonnegative_scalar(seed):
+    log = simulate(minutes=1, seed=seed)
+    np.testing.assert_allclose(np.linalg.norm(log.rotvec, axis=1), 1.0, atol=1e-12)
+    assert np.all(log.rotvec[:, 3] >= 0), "Android reports cos(θ/2) >= 0"
+
+
+def test_accelerometer_minus_gravity_is_linear_acceleration(ideal_log):
+    gravity_in_device = Rotation.from_quat(ideal_log.rotvec).inv().apply([0.0, 0.0, STANDARD_GRAVITY])
+    np.testing.assert_allclose(ideal_log.acc - gravity_in_device, ideal_log.linacc, atol=1e-9)
+
+
+def test_noise_is_the_configured_size(noisy_log):
+    """acc − Rᵀgẑ − linacc is the two sensors' white noise plus the gravity error of a noisy rotation vector.
+
+    Closed form of its total variance: 3(σ_acc² + σ_lin²) from the two sensors, and 2(g·σ_rot)² from
+    removing gravity with an orientation off by an isotropic small rotation n (the error n × g has
+    variance (g·σ_rot)² in each of the two directions perpendicular to g).
+    """
+    model = SensorModel()
+    gravity = Rotation.from_quat(noisy_log.rotvec).inv().apply([0, 0, STANDARD_GRAVITY])
+    residual = noisy_log.acc - gravity - noisy_log.linacc
+    expected = 3 * (model.acc_noise**2 + model.linacc_noise**2) + 2 * (STANDARD_GRAVITY * model.rotvec_noise) ** 2
+    assert residual.var(axis=0).sum() == pytest.approx(expected, rel=0.05)
+
+
+def test_gyroscope_integrates_to_the_orientation_change(ideal_log):
+    """Integrating ω (midpoint rule, scipy) over 3 s segments lands on the recorded orientation."""
+    rot = Rotation.from_quat(ideal_log.rotvec)
+    dt = np.diff(ideal_log.t_ns) / 1e9
+    omega_mid = 0.5 * (ideal_log.gyro[1:] + ideal_log.gyro[:-1])
+    seg = 300  # 3 s at 100 Hz
+    errors = []
+    for start in range(0, len(ideal_log) - seg, seg):
+        r = rot[start]
+        for k in range(start, start + seg):
+            r = r * Rotation.from_rotvec(omega_mid[k] * dt[k])
+        errors.append(np.degrees((r.inv() * rot[start + seg]).magnitude()))
+    assert len(ideal_log.meta["reorientations"]) >= 3
+    assert max(errors) < 0.5, f"integrated gyro drifts {max(errors):.3f}° from the rotation vector"
+
+
+def test_still_phone_reads_gravity_along_the_placement_attitude():
+    """Standing, the accelerometer is g·(P_j)ᵀẑ for the attitude P_j in force (heading turns about ẑ)."""
+    log = simulate(schedule=[(STAND, 120.0)], seed=3, sensors=IDEAL, reorient_per_hour=60)
+    events = log.meta["reorientations"]
+    assert events, "this seed must re-pocket the phone at least once"
+    edges = [log.t_ns[0]] + [e["t_ns"] for e in events] + [log.t_ns[-1] + 1]
+    ends = [log.t_ns[0]] + [e["t_ns"] + int(e["duration_s"] * 1e9) for e in events]
+    attitudes = [log.meta["attitude_device_to_body"]] + [e["attitude"] for e in events]
+    for begin, end, attitude in zip(ends, edges[1:], attitudes):
+        still = (log.t_ns > begin) & (log.t_ns < end)
+        expected = Rotation.from_quat(attitude).inv().apply([0.0, 0.0, STANDARD_GRAVITY])
+        # Postural sway is the only other acceleration of a standing person: each ENU axis is a sum
+        # of three sinusoids bounded by 0.03·√3, so its norm (and any device component) by 0.09.
+        np.testing.assert_allclose(log.acc[still], np.broadcast_to(expected, (still.sum(), 3)), atol=0.09)
+
+
+# --- timing, labels, steps ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rate_hz", [20, 30, 50, 125, 200])
+def test_rate_is_honoured(rate_hz):
+    log = simulate(minutes=0.5, rate_hz=rate_hz, seed=1)
+    assert np.median(np.diff(log.t_ns)) == pytest.approx(1e9 / rate_hz, rel=0.01)
+    assert log.meta["rate_hz"] == rate_hz
+
+
+def test_timestamps_are_strictly_increasing_despite_jitter_and_drops():
+    sensors = SensorModel(jitter=0.3, drop_rate=0.05)
+    log = simulate(minutes=5, rate_hz=50, seed=2, sensors=sensors)
+    assert log.t_ns.dtype == np.int64 and np.all(np.diff(log.t_ns) > 0)
+    slots = 5 * 60 * 50
+    kept = stats.binomtest(len(log), slots, 0.95)
+    assert kept.pvalue > 1e-4, f"{len(log)} of {slots} samples kept, expected about 95 %"
+
+
+def test_ideal_timestamps_are_the_nominal_grid():
+    log = simulate(minutes=1, rate_hz=30, seed=2, sensors=IDEAL, start_ns=1_000)
+    np.testing.assert_array_equal(log.t_ns, 1_000 + np.round(np.arange(1800) * 1e9 / 30).astype(np.int64))
+
+
+@pytest.mark.parametrize(
+    "schedule, cadence",
+    [
+        ([(WALK, 30.0)], 1.8),
+        ([(UP, 12.3)], 1.45),
+        ([(DOWN, 7.77)], 1.7),
+        ([(WALK, 20.0), (STAND, 5.0), (UP, 12.3), (DOWN, 9.1), (WALK, 3.3)], 1.55),
+    ],
+)
+def test_metronome_step_count_is_cadence_times_duration(schedule, cadence):
+    """Metronome steps (step_cv=0): each bout of D s holds floor(c·D) strikes, 1/c apart from its start."""
+    person = Person(cadence_walk=cadence, cadence_up=cadence, cadence_down=cadence, step_cv=0.0)
+    log = simulate(schedule=schedule, seed=4, person=person, sensors=IDEAL)
+    starts = np.concatenate([[0.0], np.cumsum([seconds for _, seconds in schedule])])
+    expected = np.concatenate(
+        [
+            start + np.arange(int(np.floor(seconds * cadence + 1e-9))) / cadence
+            for (activity, seconds), start in zip(schedule, starts)
+            if activity != STAND
+        ]
+    )
+    assert len(log.steps) == expected.size
+    np.testing.assert_allclose(log.steps.t_ns, expected * 1e9, atol=2.0)
+
+
+def test_labels_cover_every_sample_and_follow_the_schedule(ideal_log):
+    schedule = ideal_log.meta["schedule"]
+    ends = np.cumsum([seconds for _, seconds in schedule])
+    t = (ideal_log.t_ns - ideal_log.t_ns[0]) / 1e9
+    expected = [next(a for (a, _), end in zip(schedule, ends) if ti < end) for ti in t]
+    np.testing.assert_array_equal(ideal_log.label, expected)
+    assert set(np.unique(ideal_log.label)) == {int(a) for a in (WALK, UP, DOWN, STAND)}
+
+
+def test_step_kinds_match_the_labels_at_their_strikes(noisy_log):
+    at_strike = np.searchsorted(noisy_log.t_ns, noisy_log.steps.t_ns)
+    np.testing.assert_array_equal(noisy_log.label[np.minimum(at_strike, len(noisy_log) - 1)], noisy_log.steps.kind)
+    assert not np.isin(noisy_log.steps.kind, [STAND]).any()
+
+
+def test_random_people_stay_in_the_literature_ranges():
+    people = [simulate(minutes=0.1, seed=s).meta["person"] for s in range(20)]
+    for p in people:
+        assert 1.6 <= p["cadence_walk"] <= 2.1
+        assert 1.3 <= p["cadence_up"] <= 1.8 and 1.3 <= p["cadence_down"] <= 1.8
+        assert p["cadence_up"] < p["cadence_walk"]
+        assert 0.15 <= p["stair_rise_m"] <= 0.19
+
+
+def test_schedule_step_cadence_varies_from_step_to_step():
+    person = Person(step_cv=0.03)
+    log = simulate(schedule=[(WALK, 60.0)], seed=5, person=person, sensors=IDEAL)
+    cv = np.std(np.diff(log.steps.t_ns)) / np.mean(np.diff(log.steps.t_ns))
+    assert 0.02 < cv < 0.04
+
+
+# --- shape of the steps ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def steady_steps():
+    """ENU vertical segments of every step of several people, noise and re-pocketing off."""
+    segments = {WALK: [], UP: [], DOWN: []}
+    for seed in range(4):
+        log = simulate(schedule=ROUTE * 3, rate_hz=100, seed=seed, sensors=IDEAL, reorient_per_hour=0)
+        vertical = vertical_enu(log)
+        for kind, sl in step_segments(log):
+            segments[Activity(kind)].append(vertical[sl])
+    return segments
+
+
+@pytest.mark.parametrize("kind", [UP, DOWN])
+def test_stair_step_is_a_maximum_then_a_negative_minimum(steady_steps, kind):
+    """Spec §3.5: on the standardized vertical axis a stairstep is a local max then a negative local min."""
+    for seg in steady_steps[kind]:
+        assert seg.argmax() < seg.argmin() and seg.max() > 0 > seg.min()
+
+
+@pytest.mark.parametrize("kind", [WALK, UP, DOWN])
+def test_step_vertical_acceleration_has_zero_mean(steady_steps, kind):
+    """Vertical velocity is periodic: a step's acceleration integrates to zero (no sinking or flying)."""
+    means = np.array([seg.mean() for seg in steady_steps[kind]])
+    peaks = np.array([np.ptp(seg) for seg in steady_steps[kind]])
+    # Only the sampling of the step boundaries and the postural sway (0.05 m/s²) stay.
+    assert np.all(np.abs(means) < 0.05 * peaks + 0.06)
+
+
+def auc(positive, negative):
+    return stats.mannwhitneyu(positive, negative).statistic / (len(positive) * len(negative))
+
+
+def test_stair_steps_differ_from_level_steps_but_overlap(steady_steps):
+    """Separable on window features, but no single shape feature separates them perfectly."""
+    ptp = {k: np.array([np.ptp(s) for s in v]) for k, v in steady_steps.items()}
+    asymmetry = {k: np.array([s.max() / -s.min() for s in v]) for k, v in steady_steps.items()}
+    duration = {k: np.array([s.size for s in v]) for k, v in steady_steps.items()}
+    # Descending lands on the lower step: larger peak-to-peak than level walking.
+    assert stats.ks_2samp(ptp[DOWN], ptp[WALK]).pvalue < 1e-6
+    assert 0.6 < auc(ptp[DOWN], ptp[WALK]) < 0.95
+    # Ascending lifts the body late and broadly: the peak/valley asymmetry flips towards the valley.
+    assert 0.75 < auc(asymmetry[WALK], asymmetry[UP]) < 0.98
+    assert 0.75 < auc(asymmetry[DOWN], asymmetry[WALK]) < 0.98
+    # Stairs are slower (lower cadence).
+    assert auc(duration[UP], duration[WALK]) > 0.9 and auc(duration[DOWN], duration[WALK]) > 0.9
+
+
+# --- determinism, chunking, metadata, validation --------------------------------------------------
+
+STREAMS = ("t_ns", "acc", "gyro", "rotvec", "linacc", "label")
+
+
+def test_same_seed_same_arrays_other_seed_other_arrays():
+    a, b, c = simulate(minutes=1, seed=9), simulate(minutes=1, seed=9), simulate(minutes=1, seed=10)
+    for name in STREAMS:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    np.testing.assert_array_equal(a.steps.t_ns, b.steps.t_ns)
+    assert a.meta == b.meta
+    assert a.meta["person"] != c.meta["person"]
+    assert not np.array_equal(a.acc[:100], c.acc[:100])
+
+
+@settings(max_examples=8, deadline=None)
+@given(chunk_s=st.floats(min_value=0.05, max_value=90.0), rate_hz=st.sampled_from([20, 50, 200]))
+def test_chunks_concatenate_to_the_whole_log(chunk_s, rate_hz):
+    whole = simulate(minutes=1.5, rate_hz=rate_hz, seed=12)
+    chunks = list(simulate_chunks(minutes=1.5, rate_hz=rate_hz, seed=12, chunk_s=chunk_s))
+    for name in STREAMS:
+        np.testing.assert_array_equal(np.concatenate([getattr(c, name) for c in chunks]), getattr(whole, name))
+    np.testing.assert_array_equal(np.concatenate([c.steps.t_ns for c in chunks]), whole.steps.t_ns)
+    np.testing.assert_array_equal(np.concatenate([c.steps.kind for c in chunks]), whole.steps.kind)
+
+
+def test_meta_records_the_provenance(noisy_log):
+    meta = noisy_log.meta
+    assert meta["source"] == "simulate" and meta["seed"] == 7 and meta["rate_hz"] == 50
+    assert meta["placement"] in _sim_device.PLACEMENTS
+    assert Person(**meta["person"]) is not None
+    assert sum(seconds for _, seconds in meta["schedule"]) == pytest.approx(180.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(rate_hz=10), "rate_hz must be a number in \\[20, 200\\]"),
+        (dict(rate_hz=500), "rate_hz"),
+        (dict(seed=-1), "seed must be a non-negative integer"),
+        (dict(seed=1.5), "seed"),
+        (dict(minutes=0), "minutes must be a finite number > 0"),
+        (dict(minutes=1, schedule=[(WALK, 5.0)]), "not both"),
+        (dict(schedule=[(Activity.SITTING, 5.0)]), "schedule\\[0\\] has activity"),
+        (dict(schedule=[(WALK, 5.0), (UP, 0.0)]), "schedule\\[1\\] must last"),
+        (dict(schedule=[(WALK,)]), "schedule\\[0\\] must be an \\(activity, seconds\\) pair"),
+        (dict(schedule=[]), "schedule is empty"),
+        (dict(placement="head"), "placement must be one of"),
+        (dict(reorient_per_hour=-1), "reorient_per_hour"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        simulate(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: Person(cadence_walk=10.0), "Person.cadence_walk must be a cadence"),
+        (lambda: Person(step_cv=-0.1), "Person.step_cv"),
+        (lambda: SensorModel(acc_noise=-1.0), "SensorModel.acc_noise"),
+        (lambda: SensorModel(drop_rate=0.7), "SensorModel.drop_rate must be < 0.5"),
+        (lambda: list(simulate_chunks(minutes=1, chunk_s=0)), "chunk_s"),
+    ],
+)
+def test_bad_parameters_are_named(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+@pytest.mark.parametrize("module", [_simulate, _sim_gait, _sim_device])
+def test_docstring_examples_run(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
