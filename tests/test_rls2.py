@@ -96,10 +96,12 @@ def binary_strings(n_train, seed=0):
 def test_simplex_least_squares_matches_brute_force(seed, m, rows):
     rng = np.random.default_rng(seed)
     V, u = rng.normal(size=(rows, m)), rng.normal(size=rows)
-    d = simplex_least_squares(V, u, tol=1e-13)
     _, best_value = brute_force_simplex_ls(V, u)
-    assert d.min() >= 0 and d.sum() == pytest.approx(1.0)
-    assert np.sum((V @ d - u) ** 2) == pytest.approx(best_value, rel=1e-9, abs=1e-10)
+    # Cold start (best vertex) and a random interior warm start, as RLS2's d-steps use.
+    for d_init in (None, rng.dirichlet(np.ones(m))):
+        d = simplex_least_squares(V, u, d_init=d_init, tol=1e-13)
+        assert d.min() >= 0 and d.sum() == pytest.approx(1.0)
+        assert np.sum((V @ d - u) ** 2) == pytest.approx(best_value, rel=1e-9, abs=1e-10)
 
 
 def test_simplex_least_squares_warm_start_and_bad_start():
