@@ -75,6 +75,9 @@ _UNIT_NAMES = {"m/s2": "m/s2", "m/s^2": "m/s2", "m/s²": "m/s2", "g": "g"}
 _UNITS_SPLIT = 4.0
 _VALID_LABELS = np.array(sorted(int(a) for a in Activity))
 _FIRST_LINES_KEPT = 5
+# Bytes of text the parser converts at a time. ~4 MB (about 100 k samples) parsed fastest in
+# benchmarks/bench_read.py; larger blocks fall out of cache, smaller ones pay per-block overhead.
+_BLOCK_BYTES = 1 << 22
 
 
 class LogFormatError(ValueError):
@@ -353,17 +356,45 @@ def _check_columns(path: Path, line: int, columns: list[str]) -> None:
 
 @dataclass
 class _Block:
-    """Parsed rows of one stretch of the file; ``lines`` are their 1-based file line numbers."""
+    """Parsed rows of one stretch of the file and their 1-based file line numbers.
+
+    Rows read straight from the file sit on consecutive lines from ``line0``; the per-row array
+    ``explicit`` exists only after a repair dropped or moved rows, which keeps the fast path free
+    of an 8-byte-per-sample line array.
+    """
 
     t: np.ndarray
     fields: dict[str, np.ndarray]
-    lines: np.ndarray
+    line0: int
+    explicit: np.ndarray | None = None
+
+    def line(self, i: int) -> int:
+        return int(self.explicit[i]) if self.explicit is not None else self.line0 + int(i)
+
+    def lines(self) -> np.ndarray:
+        if self.explicit is not None:
+            return self.explicit
+        return np.arange(self.line0, self.line0 + len(self), dtype=np.int64)
 
     def take(self, idx) -> "_Block":
-        return _Block(self.t[idx], {k: v[idx] for k, v in self.fields.items()}, self.lines[idx])
+        fields = {k: v[idx] for k, v in self.fields.items()}
+        if isinstance(idx, slice) and self.explicit is None:
+            return _Block(self.t[idx], fields, self.line0 + idx.indices(len(self))[0])
+        return _Block(self.t[idx], fields, 0, self.lines()[idx])
 
     def __len__(self) -> int:
         return int(self.t.size)
+
+
+def _join(blocks: list[_Block]) -> _Block:
+    """Concatenate blocks; line numbers stay implicit while the blocks are back to back in the file."""
+    if len(blocks) == 1:
+        return blocks[0]
+    contiguous = all(a.explicit is None and b.explicit is None and b.line0 == a.line0 + len(a)
+                     for a, b in zip(blocks[:-1], blocks[1:]))
+    return _Block(np.concatenate([b.t for b in blocks]),
+                  {k: np.concatenate([b.fields[k] for b in blocks]) for k in blocks[0].fields},
+                  blocks[0].line0, None if contiguous else np.concatenate([b.lines() for b in blocks]))
 
 
 def _arrow_types(columns: list[str]) -> dict[str, pa.DataType]:
@@ -426,23 +457,20 @@ def _check_line(path, lineno, text, columns, types, ncol):
                                  "fix or delete the line") from None
 
 
-def _blocks(header: _Header, chunk_rows: int, units: str, drop_nan: bool,
+def _blocks(header: _Header, units: str, drop_nan: bool,
             report: ReadReport) -> Iterator[_Block]:
     """Parse, check finiteness, labels and units, and convert g to m/s²."""
     path = header.path
-    # Aim at about one Arrow block per chunk: ~30 bytes per column is a typical line width.
-    block_bytes = int(min(max(chunk_rows * 30 * len(header.columns), 1 << 16), 1 << 27))
     units_checked = False
-    for line0, batch in _iter_batches(header, block_bytes):
+    for line0, batch in _iter_batches(header, _BLOCK_BYTES):
         n = batch.num_rows
         cols = {name: batch.column(i).to_numpy() for i, name in enumerate(header.columns)}
         report.rows_read += n
-        lines = np.arange(line0, line0 + n, dtype=np.int64)
         fields = {f: np.column_stack([cols[c] for c in _GROUPS[f]]) for f in _FLOAT_FIELDS
                   if _GROUPS[f][0] in cols}
         if "label" in cols:
             fields["label"] = cols["label"]
-        block = _Block(cols["t_ns"], fields, lines)
+        block = _Block(cols["t_ns"], fields, line0)
         finite = np.ones(n, dtype=bool)
         for fname in _FLOAT_FIELDS:
             if fname in fields:
@@ -450,18 +478,18 @@ def _blocks(header: _Header, chunk_rows: int, units: str, drop_nan: bool,
         if not finite.all():
             if not drop_nan:
                 i = int(np.flatnonzero(~finite)[0])
-                raise LogFormatError(path, int(lines[i]), "non-finite value (nan or inf); fix the line or "
+                raise LogFormatError(path, block.line(i), "non-finite value (nan or inf); fix the line or "
                                      "read with repair=('drop-nan',) to drop such samples")
-            report._note("drop-nan", "dropped samples with nan/inf values", lines[~finite])
+            report._note("drop-nan", "dropped samples with nan/inf values", block.lines()[~finite])
             block = block.take(finite)
         if "label" in fields:
             bad = ~np.isin(block.fields["label"], _VALID_LABELS)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise LogFormatError(path, int(block.lines[i]), f"label {int(block.fields['label'][i])} is "
+                raise LogFormatError(path, block.line(i), f"label {int(block.fields['label'][i])} is "
                                      f"not an Activity code {_VALID_LABELS.tolist()}; fix the label column")
         if len(block) and not units_checked:
-            _check_units(path, int(block.lines[0]), block.fields["acc"], units)
+            _check_units(path, block.line(0), block.fields["acc"], units)
             units_checked = True
         if units == "g":
             block.fields["acc"] = block.fields["acc"] * G
@@ -490,51 +518,52 @@ def _ordered(blocks: Iterable[_Block], path: Path, max_gap_ns: float, split: boo
     for block in blocks:
         t = block.t
         prev = t[:-1] if last_t is None else np.concatenate(([last_t], t[:-1]))
-        prev_lines = block.lines[:-1] if last_t is None else np.concatenate(([last_line], block.lines[:-1]))
         offset = 1 if last_t is None else 0
-        dt = t[offset:] - prev
+        dt = t[offset:] - prev  # dt[j] is the step into row j + offset
+
+        def prev_line(row):
+            return block.line(row - 1) if row > 0 else last_line
+
         back = np.flatnonzero(dt <= 0)
         if back.size:
-            i = int(back[0])
-            what = "repeats" if dt[i] == 0 else "goes back before"
-            raise LogFormatError(path, int(block.lines[i + offset]), f"t_ns={t[i + offset]} {what} t_ns="
-                                 f"{prev[i]} of line {prev_lines[i]}; timestamps must strictly increase. "
+            row = int(back[0]) + offset
+            what = "repeats" if t[row] == prev[row - offset] else "goes back before"
+            raise LogFormatError(path, block.line(row), f"t_ns={t[row]} {what} t_ns={prev[row - offset]} of "
+                                 f"line {prev_line(row)}; timestamps must strictly increase. "
                                  "Read with repair=('sort',) to sort and drop repeated timestamps")
         cuts = np.flatnonzero(dt > max_gap_ns) + offset
         if cuts.size and not split:
-            i = int(cuts[0])
-            raise LogFormatError(path, int(block.lines[i]), f"gap of {(t[i] - (prev[i - offset])) / 1e9:.3f} s "
-                                 f"after line {prev_lines[i - offset]} exceeds max_gap_s={max_gap_ns / 1e9:g}; "
+            row = int(cuts[0])
+            raise LogFormatError(path, block.line(row), f"gap of {(t[row] - prev[row - offset]) / 1e9:.3f} s "
+                                 f"after line {prev_line(row)} exceeds max_gap_s={max_gap_ns / 1e9:g}; "
                                  "use read_segments(...) (repair 'split-gaps') or raise max_gap_s")
         if last_t is None:
-            report.segments.append((int(block.lines[0]), int(block.lines[0])))
+            report.segments.append((block.line(0), block.line(0)))
         bounds = [0, *cuts.tolist(), len(block)]
         for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
             if k > 0:
                 segment += 1
-                report.segments.append((int(block.lines[lo]), int(block.lines[lo])))
+                report.segments.append((block.line(lo), block.line(lo)))
             if hi > lo:
-                report.segments[-1] = (report.segments[-1][0], int(block.lines[hi - 1]))
+                report.segments[-1] = (report.segments[-1][0], block.line(hi - 1))
                 yield segment, block.take(slice(lo, hi))
-        last_t, last_line = int(t[-1]), int(block.lines[-1])
+        last_t, last_line = int(t[-1]), block.line(len(block) - 1)
 
 
 def _sorted_block(blocks: list[_Block], report: ReadReport) -> list[_Block]:
     """The ``"sort"`` repair: one block in time order, repeated timestamps dropped (first line kept)."""
     if not blocks:
         return []
-    whole = _Block(np.concatenate([b.t for b in blocks]),
-                   {k: np.concatenate([b.fields[k] for b in blocks]) for k in blocks[0].fields},
-                   np.concatenate([b.lines for b in blocks]))
+    whole = _join(blocks)
     # A sample is out of order when it is earlier than some sample above it in the file.
     late = whole.t < np.maximum.accumulate(whole.t)
-    report._note("sort", "moved samples that were out of time order", whole.lines[late])
+    report._note("sort", "moved samples that were out of time order", whole.lines()[late])
     order = np.argsort(whole.t, kind="stable")  # stable: among equal times, file order decides
     whole = whole.take(order)
     repeat = np.zeros(len(whole), dtype=bool)
     repeat[1:] = whole.t[1:] == whole.t[:-1]
     report._note("sort", "dropped samples repeating an earlier timestamp (kept the first line)",
-                 whole.lines[repeat])
+                 whole.lines()[repeat])
     return [whole.take(~repeat)]
 
 
@@ -542,7 +571,7 @@ def _sorted_block(blocks: list[_Block], report: ReadReport) -> list[_Block]:
 # reading: public
 
 
-def _resolve(path, repair, units, max_gap_s, chunk_rows, meta_units=None):
+def _resolve(path, repair, units, max_gap_s, meta_units=None):
     repair = (repair,) if isinstance(repair, str) else tuple(repair)
     unknown = [r for r in repair if r not in REPAIRS]
     if unknown:
@@ -555,8 +584,6 @@ def _resolve(path, repair, units, max_gap_s, chunk_rows, meta_units=None):
         max_gap_s = PipelineConfig().max_gap_s
     if not max_gap_s > 0:
         raise ValueError(f"max_gap_s must be > 0 (math.inf disables the check), got {max_gap_s!r}")
-    if not (isinstance(chunk_rows, (int, np.integer)) and chunk_rows >= 1):
-        raise ValueError(f"chunk_rows must be a positive int, got {chunk_rows!r}")
     return set(repair), _UNIT_NAMES[units], max_gap_s * 1e9
 
 
@@ -565,11 +592,7 @@ def _rechunk(blocks: Iterable[tuple[int, _Block]], chunk_rows: int) -> Iterator[
     pending, pending_seg, size = [], None, 0
 
     def flush():
-        b = pending[0] if len(pending) == 1 else _Block(
-            np.concatenate([p.t for p in pending]),
-            {k: np.concatenate([p.fields[k] for p in pending]) for k in pending[0].fields},
-            np.concatenate([p.lines for p in pending]))
-        return pending_seg, b
+        return pending_seg, _join(pending)
 
     for seg, block in blocks:
         if pending and seg != pending_seg:
@@ -610,10 +633,10 @@ def _read_steps(path: Path) -> StepTruth | None:
     return StepTruth(t, kind)
 
 
-def _segments_of(path, repair, units, max_gap_s, chunk_rows, allow_sort):
+def _segments_of(path, repair, units, max_gap_s, allow_sort):
     path = Path(path)
     header = _read_header(path)
-    repairs, units, max_gap_ns = _resolve(path, repair, units, max_gap_s, chunk_rows,
+    repairs, units, max_gap_ns = _resolve(path, repair, units, max_gap_s,
                                           header.meta.get("units") if header.meta.get("units") in _UNIT_NAMES else None)
     if "sort" in repairs and not allow_sort:
         raise ValueError("repair 'sort' needs the whole file; use read_log or read_segments, "
@@ -623,11 +646,10 @@ def _segments_of(path, repair, units, max_gap_s, chunk_rows, allow_sort):
     if units == "g":
         meta["units"] = "m/s2"
         meta["converted_from_units"] = "g"
-    blocks = _blocks(header, chunk_rows, units, "drop-nan" in repairs, report)
+    blocks = _blocks(header, units, "drop-nan" in repairs, report)
     if "sort" in repairs:
         blocks = _sorted_block(list(blocks), report)
-    chunks = _rechunk(_ordered(blocks, path, max_gap_ns, "split-gaps" in repairs, report), chunk_rows)
-    return header, meta, report, chunks
+    return header, meta, report, _ordered(blocks, path, max_gap_ns, "split-gaps" in repairs, report)
 
 
 def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: Iterable[str] = (),
@@ -674,9 +696,11 @@ def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: It
     ...     [len(c) for c in iter_log_chunks(p, chunk_rows=4)]
     [4, 4, 2]
     """
-    _, meta, _, chunks = _segments_of(path, repair, units, max_gap_s, chunk_rows, allow_sort=False)
+    if not (isinstance(chunk_rows, (int, np.integer)) and chunk_rows >= 1):
+        raise ValueError(f"chunk_rows must be a positive int, got {chunk_rows!r}")
+    _, meta, _, chunks = _segments_of(path, repair, units, max_gap_s, allow_sort=False)
     split = "split-gaps" in ((repair,) if isinstance(repair, str) else tuple(repair))
-    for seg, block in chunks:
+    for seg, block in _rechunk(chunks, chunk_rows):
         yield _to_log(block, {**meta, "segment": seg} if split else meta, None)
 
 
@@ -694,15 +718,11 @@ def _concat(blocks: list[_Block], path: Path) -> _Block:
     if not blocks:
         raise LogFormatError(path, None, "the file has a header but no samples (after repairs); "
                              "check that the recording was not truncated")
-    if len(blocks) == 1:
-        return blocks[0]
-    return _Block(np.concatenate([b.t for b in blocks]),
-                  {k: np.concatenate([b.fields[k] for b in blocks]) for k in blocks[0].fields},
-                  np.concatenate([b.lines for b in blocks]))
+    return _join(blocks)
 
 
 def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None = None,
-             max_gap_s: float | None = None, report: bool = False, chunk_rows: int = 1_000_000):
+             max_gap_s: float | None = None, report: bool = False):
     """Read a whole canonical log (with its steps sidecar) into one :class:`SensorLog`.
 
     Parameters
@@ -713,7 +733,7 @@ def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None 
         Fix instead of failing: ``"sort"`` puts samples in time order and drops samples whose
         timestamp repeats an earlier one (the first line wins); ``"drop-nan"`` drops samples
         with nan/inf. ``"split-gaps"`` cannot return one log: use :func:`read_segments`.
-    units, max_gap_s, chunk_rows
+    units, max_gap_s
         As in :func:`iter_log_chunks`.
     report : bool
         Also return the :class:`ReadReport`. Without it, any repair that changed something
@@ -741,18 +761,18 @@ def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None 
     if "split-gaps" in repairs:
         raise ValueError("repair 'split-gaps' returns several logs; call read_segments(path, ...) instead")
     path = Path(path)
-    _, meta, rep, chunks = _segments_of(path, repairs, units, max_gap_s, chunk_rows, allow_sort=True)
+    _, meta, rep, chunks = _segments_of(path, repairs, units, max_gap_s, allow_sort=True)
     log = _to_log(_concat([b for _, b in chunks], path), meta, _read_steps(path))
     return _finish(rep, report, log)
 
 
 def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | None = None,
-                  max_gap_s: float | None = None, report: bool = False, chunk_rows: int = 1_000_000):
+                  max_gap_s: float | None = None, report: bool = False):
     """Read a log split at every gap longer than ``max_gap_s``: the ``"split-gaps"`` repair.
 
     Parameters
     ----------
-    path, units, max_gap_s, chunk_rows
+    path, units, max_gap_s
         As in :func:`read_log`.
     repair : iterable of {"sort", "drop-nan"}
         Further repairs; ``"split-gaps"`` is implied.
@@ -778,8 +798,7 @@ def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | 
     """
     repairs = (repair,) if isinstance(repair, str) else tuple(repair)
     path = Path(path)
-    _, meta, rep, chunks = _segments_of(path, (*repairs, "split-gaps"), units, max_gap_s, chunk_rows,
-                                        allow_sort=True)
+    _, meta, rep, chunks = _segments_of(path, (*repairs, "split-gaps"), units, max_gap_s, allow_sort=True)
     by_segment: dict[int, list[_Block]] = {}
     for seg, block in chunks:
         by_segment.setdefault(seg, []).append(block)

@@ -128,32 +128,35 @@ BAD_FILES = {
 }
 
 
+@pytest.mark.parametrize("block_bytes", [1 << 22, 40])  # 40 bytes: parser blocks of ~1 line
 @pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
 @pytest.mark.parametrize("case", sorted(BAD_FILES))
-def test_errors_name_file_line_and_fix(tmp_path, case, suffix):
+def test_errors_name_file_line_and_fix(tmp_path, monkeypatch, case, suffix, block_bytes):
+    monkeypatch.setattr(csvio, "_BLOCK_BYTES", block_bytes)
     text, line, reason = BAD_FILES[case]
     path = tmp_path / f"bad{suffix}"
     path.write_bytes(gzip.compress(text.encode()) if suffix.endswith(".gz") else text.encode())
     with pytest.raises(LogFormatError) as err:
-        read_log(path, chunk_rows=2)  # 2: faults also land right after a chunk boundary
+        read_log(path)
     assert err.value.line == line
     assert reason in str(err.value)
     assert str(err.value).startswith(f"{path}:{line}:" if line else f"{path}:")
 
 
 @pytest.mark.parametrize("offset", [0, -1])
-def test_backwards_time_across_parser_blocks_is_caught(tmp_path, offset):
+def test_backwards_time_across_parser_blocks_is_caught(tmp_path, monkeypatch, offset):
     """The first row of the parser's second block goes back before the last row of the first."""
     rows = [f"{1_000_000_000 + i * 10_000_000},0.1,0.2,9.8" for i in range(20_000)]
     path = tmp_path / "b.csv"
     path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
     header = csvio._read_header(path)
-    second_block_line = [line for line, _ in csvio._iter_batches(header, 1 << 16)][1]
+    monkeypatch.setattr(csvio, "_BLOCK_BYTES", 1 << 16)
+    second_block_line = [line for line, _ in csvio._iter_batches(header, csvio._BLOCK_BYTES)][1]
     i = second_block_line - 2 + offset
     rows[i] = f"{1_000_000_000 + (i - 2) * 10_000_000},0.1,0.2,9.8"  # same width: same block cuts
     path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
     with pytest.raises(LogFormatError, match="goes back") as err:
-        list(iter_log_chunks(path, chunk_rows=500))  # 500 rows x 4 columns: the 1 << 16 byte minimum
+        list(iter_log_chunks(path, chunk_rows=1000))
     assert err.value.line == i + 2
 
 
@@ -165,7 +168,7 @@ def test_error_in_a_late_block_names_its_line(tmp_path):
     path = tmp_path / "late.csv"
     path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
     with pytest.raises(LogFormatError, match="expected 4 values") as err:
-        read_log(path, chunk_rows=10_000)
+        read_log(path)
     assert err.value.line == n - 7 + 2
 
 
@@ -199,7 +202,7 @@ def test_drop_nan_reports_counts_and_lines(tmp_path):
     rows[1] = "10000000,0.1,inf,9.8"
     path = tmp_path / "n.csv"
     path.write_text("\n".join([HEADER, *rows]) + "\n")
-    log, rep = read_log(path, repair=("drop-nan",), report=True, chunk_rows=2)
+    log, rep = read_log(path, repair=("drop-nan",), report=True)
     assert log.t_ns.tolist() == [0, 20_000_000, 30_000_000, 40_000_000]
     (action,) = rep.actions
     assert (action.repair, action.count, action.first_lines) == ("drop-nan", 2, [3, 7])
@@ -238,14 +241,17 @@ def test_repairs_without_report_warn(tmp_path):
 
 
 @settings(max_examples=20, deadline=None)
-@given(steps=st.lists(st.integers(1, 40), min_size=2, max_size=40), chunk_rows=st.integers(1, 9))
-def test_split_gaps_matches_brute_force(tmp_path_factory, steps, chunk_rows):
+@given(steps=st.lists(st.integers(1, 40), min_size=2, max_size=40), chunk_rows=st.integers(1, 9),
+       block_bytes=st.sampled_from([128, 256, 1 << 22]))  # Arrow needs blocks longer than a line
+def test_split_gaps_matches_brute_force(tmp_path_factory, steps, chunk_rows, block_bytes):
     dt = np.array(steps) * 10_000_000  # 10–400 ms steps, limit 300 ms
     t = np.concatenate([[0], np.cumsum(dt)])
     acc = np.tile([0.0, 0.0, 9.8], (t.size, 1)) + np.arange(t.size)[:, None] * 1e-3
     log = SensorLog(t, acc, steps=StepTruth(t[::3], np.ones(t[::3].size)))
     path = write_log(log, tmp_path_factory.mktemp("g") / "g.csv")
-    segs, rep = read_segments(path, report=True, chunk_rows=chunk_rows)
+    with pytest.MonkeyPatch.context() as mp:  # small parser blocks put gaps on block boundaries too
+        mp.setattr(csvio, "_BLOCK_BYTES", block_bytes)
+        segs, rep = read_segments(path, report=True)
     cuts = [0] + [i + 1 for i in range(dt.size) if dt[i] > 300_000_000] + [t.size]
     assert [s.t_ns.tolist() for s in segs] == [t[a:b].tolist() for a, b in zip(cuts[:-1], cuts[1:])]
     assert rep.segments == [(a + 2, b + 1) for a, b in zip(cuts[:-1], cuts[1:])]
@@ -301,6 +307,18 @@ def test_stale_steps_sidecar_is_removed(tmp_path):
     path = write_log(make_log(), tmp_path / "x.csv")
     write_log(make_log(full=False), path)
     assert not steps_path(path).exists() and read_log(path).steps is None
+
+
+def test_block_line_bookkeeping():
+    """Rows keep their file lines through slicing, selection and joining."""
+    block = csvio._Block(np.arange(10), {"acc": np.zeros((10, 3))}, line0=7)
+    head, tail = block.take(slice(0, 4)), block.take(slice(4, None))
+    assert tail.line(0) == 11 and tail.explicit is None
+    picked = block.take(np.array([1, 5]))
+    assert picked.lines().tolist() == [8, 12]
+    assert csvio._join([head, tail]).explicit is None  # back to back: lines stay implicit
+    assert csvio._join([tail, head]).lines().tolist() == [*range(11, 17), *range(7, 11)]
+    assert csvio._join([head, picked]).lines().tolist() == [7, 8, 9, 10, 8, 12]
 
 
 def test_doctests():
