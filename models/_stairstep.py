@@ -1,0 +1,403 @@
+"""The stair-step classifier of "Climb the world" and its saved artifact (spec §3.6, §3.7, §3.9).
+
+The classifier is a scikit-learn ``Pipeline``: the per-feature [-1, 1] scaler of spec §3.6, the
+EasyMKL top-k feature selector of §3.9, and KOMD with an RBF kernel (§3.7). A fitted pipeline
+travels with the :class:`~stairsense.PipelineConfig` that produced its training windows, the
+feature names and a training summary in a :class:`StairstepModel`, saved by :func:`save_model`
+as one self-checking file and read back by :func:`load_model`.
+
+File layout (format 1): one line of UTF-8 JSON (the header), then the pickled model. The header
+names the format, the versions that wrote it, the payload's length and its SHA-256, and repeats
+the configuration, feature names and summary so ``head -1 model.ssm`` shows what a file holds.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import io
+import json
+import os
+import pickle
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import sklearn
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+
+from stairsense.config import PipelineConfig
+from stairsense.features._scaling import make_feature_scaler
+from stairsense.models._easymkl import EasyMKLSelector
+from stairsense.models._komd import KOMDClassifier
+
+__all__ = [
+    "make_stairstep_pipeline",
+    "StairstepModel",
+    "save_model",
+    "load_model",
+    "read_model_header",
+    "ModelFileError",
+    "MODEL_FORMAT",
+    "MODEL_FORMAT_VERSION",
+]
+
+#: Value of the header's ``format`` key; anything else is a foreign file.
+MODEL_FORMAT = "stairsense-stairstep-model"
+#: Bumped whenever the header or payload layout changes; older/newer files are refused.
+MODEL_FORMAT_VERSION = 1
+# A header is a few kB (79 feature names + config); a first line longer than this is not ours.
+_MAX_HEADER_BYTES = 1 << 20
+
+#: PipelineConfig fields that only affect how a file is read, not the windows or features.
+_READ_ONLY_FIELDS = frozenset({"max_gap_s"})
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("stairsense")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, tol=1e-8,
+                            random_state=None) -> Pipeline:
+    """The stair-step classifier: [-1, 1] scaling, EasyMKL top-k selection, RBF KOMD.
+
+    Spec §3.6 (scaling fitted on training windows only, clipped at inference), §3.9 (EasyMKL over
+    the rank-one feature kernels, keep the k best, 49 in the thesis) and §3.7 (KOMD, RBF kernel).
+
+    Parameters
+    ----------
+    k : int ≥ 1 or "all", default=49
+        Features kept by the selector (``"all"`` keeps every feature but still fits the ranking).
+    lam : float in [0, 1], default=0.1
+        KOMD's Λ.
+    gamma : "scale" or float > 0, default="scale"
+        RBF width of KOMD, on the scaled and selected features.
+    selector_lam : float in [0, 1], default=0.1
+        Λ of the KOMD problem inside EasyMKL's selector.
+    tol : float > 0, default=1e-8
+        KOMD solver tolerance.
+    random_state : None, int or RandomState
+        Passed to KOMD (deterministic today; kept so grids can seed every step alike).
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        Steps ``"scale"``, ``"select"``, ``"komd"``; tune them with the usual ``komd__lam`` names.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(300, 12, n_informative=4, random_state=0)
+    >>> clf = make_stairstep_pipeline(k=6, lam=0.1, gamma=0.5).fit(X, y)
+    >>> clf.named_steps["select"].get_support().sum(), float(clf.score(X, y)) > 0.85
+    (np.int64(6), True)
+    """
+    return Pipeline([
+        ("scale", make_feature_scaler()),
+        ("select", EasyMKLSelector(lam=selector_lam, k=k)),
+        ("komd", KOMDClassifier(lam=lam, kernel="rbf", gamma=gamma, tol=tol, random_state=random_state)),
+    ])
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be used: foreign, truncated, corrupt, or from another version."""
+
+
+class StairstepModel:
+    """A fitted stair-step classifier with the front-end configuration it was trained for.
+
+    Replaying a log with a different configuration would feed the classifier windows and features
+    unlike its training set, so :meth:`check_config` refuses that (spec §3.1: features depend on
+    rate, smoothing, orientation and segmentation).
+
+    Parameters
+    ----------
+    pipeline : fitted estimator
+        Usually from :func:`make_stairstep_pipeline`; anything with ``predict``.
+    config : PipelineConfig or dict
+        The configuration that produced the training windows.
+    feature_names : sequence of str
+        Names of the input columns (``stairsense.pipeline.feature_names_for(config)``).
+    summary : dict, optional
+        Training provenance (see :meth:`train`); must be JSON-serialisable.
+
+    Attributes
+    ----------
+    config : PipelineConfig
+    feature_names : list of str
+    summary : dict
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stairsense import PipelineConfig
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(120, 5)); y = (X[:, 0] + 0.3 * rng.normal(size=120) > 0).astype(int)
+    >>> model = StairstepModel.train(make_stairstep_pipeline(k=3, gamma=0.5), X, y,
+    ...                              config=PipelineConfig(rate_hz=30), feature_names=list("abcde"))
+    >>> model.summary["n_windows"], model.summary["class_counts"]
+    (120, {'0': 61, '1': 59})
+    >>> model.check_config(PipelineConfig(rate_hz=30)).rate_hz
+    30
+    """
+
+    def __init__(self, pipeline, config, feature_names: Sequence[str], summary: dict | None = None):
+        self.pipeline = pipeline
+        self.config = config if isinstance(config, PipelineConfig) else PipelineConfig.from_dict(dict(config))
+        self.feature_names = [str(n) for n in feature_names]
+        self.summary = dict(summary or {})
+
+    @classmethod
+    def train(cls, pipeline, X, y, *, config: PipelineConfig, feature_names: Sequence[str], groups=None,
+              sources: Sequence[str] = ()) -> "StairstepModel":
+        """Fit ``pipeline`` on windows ``(X, y)`` and record how it was trained.
+
+        Parameters
+        ----------
+        pipeline : unfitted estimator
+        X : array-like of shape (m, len(feature_names))
+        y : array-like of shape (m,)
+            1 = STAIR, 0 = NO_STAIR.
+        config : PipelineConfig
+        feature_names : sequence of str
+        groups : array-like of shape (m,), optional
+            Subject of each window; the summary lists the distinct subjects.
+        sources : sequence of str
+            Data files or folders the windows came from.
+
+        Returns
+        -------
+        StairstepModel
+        """
+        X = np.asarray(X)
+        y = np.asarray(y)
+        if X.ndim != 2 or X.shape[1] != len(feature_names):
+            raise ValueError(
+                f"X must have one column per feature name: expected shape (m, {len(feature_names)}), got "
+                f"{X.shape}; build X and the names with the same PipelineConfig"
+            )
+        pipeline.fit(X, y)
+        labels, counts = np.unique(y, return_counts=True)
+        subjects = sorted({str(g) for g in np.asarray(groups).ravel()}) if groups is not None else []
+        summary = {
+            "n_windows": int(y.size),
+            "class_counts": {str(int(c) if np.issubdtype(labels.dtype, np.integer) else c): int(n)
+                             for c, n in zip(labels, counts)},
+            "subjects": subjects,
+            "sources": [str(s) for s in sources],
+            "params": {k: _jsonable(v) for k, v in pipeline.get_params(deep=True).items() if "__" in k},
+            "stairsense_version": _package_version(),
+            "trained_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        return cls(pipeline, config, feature_names, summary)
+
+    def _check_width(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != len(self.feature_names):
+            raise ValueError(
+                f"this model takes {len(self.feature_names)} window features per row (config orientation="
+                f"{self.config.orientation!r}); got an array of shape {X.shape}"
+            )
+        return X
+
+    def predict(self, X) -> np.ndarray:
+        """Labels of windows (1 = STAIR), delegated to the fitted pipeline."""
+        return self.pipeline.predict(self._check_width(X))
+
+    def decision_function(self, X) -> np.ndarray:
+        """KOMD scores f(x) − θ of windows (≥ 0 means STAIR), delegated to the fitted pipeline."""
+        return self.pipeline.decision_function(self._check_width(X))
+
+    def check_config(self, config: PipelineConfig | None = None) -> PipelineConfig:
+        """The configuration to replay with: the model's own, after checking ``config`` agrees.
+
+        Parameters
+        ----------
+        config : PipelineConfig or None
+            The configuration a caller intends to use. ``None`` accepts the model's.
+
+        Returns
+        -------
+        PipelineConfig
+            The training configuration, with the caller's read-only settings (``max_gap_s``).
+
+        Raises
+        ------
+        ValueError
+            When ``config`` differs in a field that changes windows or features, listing each
+            field with both values.
+        """
+        if config is None:
+            return self.config
+        ours, theirs = self.config.to_dict(), config.to_dict()
+        diffs = [f"{k}: model {ours[k]!r}, given {theirs[k]!r}" for k in ours
+                 if k not in _READ_ONLY_FIELDS and ours[k] != theirs[k]]
+        if diffs:
+            raise ValueError(
+                "the replay configuration differs from the one this model was trained with, so its windows "
+                f"and features would not match the training set ({'; '.join(diffs)}); replay with the "
+                "model's configuration (omit --config) or retrain with the new one"
+            )
+        return self.config.replace(**{k: theirs[k] for k in _READ_ONLY_FIELDS})
+
+    def header(self) -> dict[str, Any]:
+        """The JSON-serialisable description written at the head of a saved file."""
+        return {
+            "config": self.config.to_dict(),
+            "feature_names": self.feature_names,
+            "summary": self.summary,
+        }
+
+    def __repr__(self) -> str:
+        n = self.summary.get("n_windows", "?")
+        return f"StairstepModel({len(self.feature_names)} features, {n} training windows, config={self.config})"
+
+
+def _jsonable(value):
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def save_model(model: StairstepModel, path: str | os.PathLike) -> Path:
+    """Write ``model`` to ``path`` atomically: a temporary file in the same folder, then a rename.
+
+    A crash or a full disk leaves either the old file or the new one, never a half-written file.
+
+    Parameters
+    ----------
+    model : StairstepModel
+        With a fitted pipeline.
+    path : str or Path
+
+    Returns
+    -------
+    Path
+    """
+    if not isinstance(model, StairstepModel):
+        raise TypeError(f"save_model expects a StairstepModel, got {type(model).__name__}")
+    check_is_fitted(model.pipeline)
+    path = Path(path)
+    payload = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    header = {
+        "format": MODEL_FORMAT,
+        "format_version": MODEL_FORMAT_VERSION,
+        "stairsense_version": _package_version(),
+        "sklearn_version": sklearn.__version__,
+        "numpy_version": np.__version__,
+        "payload_bytes": len(payload),
+        "payload_sha256": hashlib.sha256(payload).hexdigest(),
+        **model.header(),
+    }
+    head = json.dumps(header, sort_keys=True).encode("utf-8") + b"\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(head)
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_model_header(path: str | os.PathLike) -> tuple[dict, int]:
+    """The parsed header of a model file and the byte offset where its payload starts."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        first = f.readline(_MAX_HEADER_BYTES)
+    try:
+        header = json.loads(first.decode("utf-8")) if first.endswith(b"\n") else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        header = None
+    if not isinstance(header, dict) or header.get("format") != MODEL_FORMAT:
+        raise ModelFileError(
+            f"{path}: not a stairsense stair-step model (no '{MODEL_FORMAT}' header line); pass a file "
+            "written by `stairsense train --out` or save_model"
+        )
+    return header, len(first)
+
+
+def load_model(path: str | os.PathLike, *, allow_version_mismatch: bool = False) -> StairstepModel:
+    """Read a model written by :func:`save_model`, refusing anything it cannot trust.
+
+    Checks, in order: the header line names our format and a known format version; the payload has
+    the announced length (else truncated) and SHA-256 (else corrupt); the stairsense and
+    scikit-learn versions equal the running ones (pickled estimators are only guaranteed to load in
+    the versions that wrote them).
+
+    Parameters
+    ----------
+    path : str or Path
+    allow_version_mismatch : bool, default=False
+        Load a file written by another stairsense/scikit-learn version anyway (at your own risk).
+
+    Returns
+    -------
+    StairstepModel
+
+    Raises
+    ------
+    ModelFileError
+        Naming the file and what is wrong with it.
+
+    Notes
+    -----
+    The payload is a pickle; the checksum detects damage, not tampering. Only load model files
+    from sources you trust.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from stairsense import PipelineConfig
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.normal(size=(80, 4)); y = (X[:, 1] > 0).astype(int)
+    >>> model = StairstepModel.train(make_stairstep_pipeline(k=2, gamma=1.0), X, y,
+    ...                              config=PipelineConfig(), feature_names=["a", "b", "c", "d"])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     back = load_model(save_model(model, d + "/m.ssm"))
+    >>> bool(np.array_equal(back.decision_function(X), model.decision_function(X)))
+    True
+    """
+    path = Path(path)
+    header, offset = read_model_header(path)
+    if header.get("format_version") != MODEL_FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path}: model file format version {header.get('format_version')!r}, this stairsense reads "
+            f"version {MODEL_FORMAT_VERSION}; retrain the model with this version"
+        )
+    with open(path, "rb") as f:
+        f.seek(offset)
+        payload = f.read()
+    expected = header.get("payload_bytes")
+    if len(payload) != expected:
+        raise ModelFileError(
+            f"{path}: truncated or padded model file: payload of {len(payload)} bytes, header says {expected}; "
+            "copy the file again or retrain"
+        )
+    if hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
+        raise ModelFileError(f"{path}: corrupt model file (SHA-256 of the payload does not match its header); "
+                             "copy the file again or retrain")
+    mismatched = [f"{name} {header.get(key)!r} (running {running!r})"
+                  for name, key, running in (("stairsense", "stairsense_version", _package_version()),
+                                             ("scikit-learn", "sklearn_version", sklearn.__version__))
+                  if header.get(key) != running]
+    if mismatched and not allow_version_mismatch:
+        raise ModelFileError(
+            f"{path}: written by {', '.join(mismatched)}; pickled estimators may not load correctly across "
+            "versions. Retrain with this version, or pass allow_version_mismatch=True to load it anyway"
+        )
+    model = pickle.load(io.BytesIO(payload))
+    if not isinstance(model, StairstepModel):
+        raise ModelFileError(f"{path}: the payload holds a {type(model).__name__}, not a StairstepModel")
+    return model
