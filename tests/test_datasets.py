@@ -109,3 +109,20 @@ def test_oxford_repairs_are_reported(tmp_path):
     assert log.meta["timestamp_repairs"] == {"backwards": 1, "backwards_first_lines": [3],
                                              "duplicates_dropped": 2, "duplicates_first_lines": [4, 6]}
     assert log.steps.t_ns.tolist() == [150, 200, 250, 350, 350] and log.meta["stats_steps"] == 5
+
+
+def test_oxford_timestamp_repair_matches_brute_force(tmp_path):
+    folder = tmp_path / "Nexus_Bo_Carpet_Purse_2"
+    folder.mkdir()
+    rng = np.random.default_rng(4)
+    t = rng.integers(0, 40, 200) * 1_000_000  # many repeats in random order
+    (folder / "accelerometer.csv").write_text("".join(f"{ti},2,{i},0,9.8\n" for i, ti in enumerate(t)))
+    (folder / "stepcounter.csv").write_text("0,0,0\n")
+    log = load_oxford(folder)
+    first = {}
+    for i, ti in enumerate(t.tolist()):
+        first.setdefault(ti, i)  # oracle: the first line of each timestamp, in time order
+    assert log.t_ns.tolist() == sorted(first)
+    assert log.acc[:, 0].tolist() == [first[k] for k in sorted(first)]
+    assert log.meta["timestamp_repairs"]["duplicates_dropped"] == 200 - len(first)
+    assert "stats_steps" not in log.meta and len(log.steps) == 0
