@@ -571,15 +571,14 @@ def _sorted_block(blocks: list[_Block], report: ReadReport) -> list[_Block]:
 # reading: public
 
 
-def _resolve(path, repair, units, max_gap_s, meta_units=None):
+def _resolve(path, repair, units, max_gap_s):
     repair = (repair,) if isinstance(repair, str) else tuple(repair)
     unknown = [r for r in repair if r not in REPAIRS]
     if unknown:
         raise ValueError(f"unknown repair(s) {unknown}; choose from {list(REPAIRS)}")
-    if units is None:
-        units = meta_units or "m/s2"
     if units not in _UNIT_NAMES:
-        raise ValueError(f"{path}: units must be one of {sorted(_UNIT_NAMES)} or None, got {units!r}")
+        raise ValueError(f"{path}: units must be one of {sorted(_UNIT_NAMES)} (from the units argument, "
+                         f"else the file's meta, else 'm/s2'), got {units!r}")
     if max_gap_s is None:
         max_gap_s = PipelineConfig().max_gap_s
     if not max_gap_s > 0:
@@ -634,10 +633,12 @@ def _read_steps(path: Path) -> StepTruth | None:
 
 
 def _segments_of(path, repair, units, max_gap_s, allow_sort):
+    """Set up parse -> repairs -> order checks for ``path``; return ``(meta, report, segments)``."""
     path = Path(path)
     header = _read_header(path)
-    repairs, units, max_gap_ns = _resolve(path, repair, units, max_gap_s,
-                                          header.meta.get("units") if header.meta.get("units") in _UNIT_NAMES else None)
+    if units is None:
+        units = header.meta.get("units", "m/s2")
+    repairs, units, max_gap_ns = _resolve(path, repair, units, max_gap_s)
     if "sort" in repairs and not allow_sort:
         raise ValueError("repair 'sort' needs the whole file; use read_log or read_segments, "
                          "or sort the file once with read_log(..., repair=('sort',)) + write_log")
@@ -649,7 +650,7 @@ def _segments_of(path, repair, units, max_gap_s, allow_sort):
     blocks = _blocks(header, units, "drop-nan" in repairs, report)
     if "sort" in repairs:
         blocks = _sorted_block(list(blocks), report)
-    return header, meta, report, _ordered(blocks, path, max_gap_ns, "split-gaps" in repairs, report)
+    return meta, report, _ordered(blocks, path, max_gap_ns, "split-gaps" in repairs, report)
 
 
 def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: Iterable[str] = (),
@@ -698,7 +699,7 @@ def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: It
     """
     if not (isinstance(chunk_rows, (int, np.integer)) and chunk_rows >= 1):
         raise ValueError(f"chunk_rows must be a positive int, got {chunk_rows!r}")
-    _, meta, _, chunks = _segments_of(path, repair, units, max_gap_s, allow_sort=False)
+    meta, _, chunks = _segments_of(path, repair, units, max_gap_s, allow_sort=False)
     split = "split-gaps" in ((repair,) if isinstance(repair, str) else tuple(repair))
     for seg, block in _rechunk(chunks, chunk_rows):
         yield _to_log(block, {**meta, "segment": seg} if split else meta, None)
@@ -761,7 +762,7 @@ def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None 
     if "split-gaps" in repairs:
         raise ValueError("repair 'split-gaps' returns several logs; call read_segments(path, ...) instead")
     path = Path(path)
-    _, meta, rep, chunks = _segments_of(path, repairs, units, max_gap_s, allow_sort=True)
+    meta, rep, chunks = _segments_of(path, repairs, units, max_gap_s, allow_sort=True)
     log = _to_log(_concat([b for _, b in chunks], path), meta, _read_steps(path))
     return _finish(rep, report, log)
 
@@ -798,7 +799,7 @@ def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | 
     """
     repairs = (repair,) if isinstance(repair, str) else tuple(repair)
     path = Path(path)
-    _, meta, rep, chunks = _segments_of(path, (*repairs, "split-gaps"), units, max_gap_s, allow_sort=True)
+    meta, rep, chunks = _segments_of(path, (*repairs, "split-gaps"), units, max_gap_s, allow_sort=True)
     by_segment: dict[int, list[_Block]] = {}
     for seg, block in chunks:
         by_segment.setdefault(seg, []).append(block)

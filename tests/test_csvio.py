@@ -197,6 +197,14 @@ def test_meta_units_g_is_honoured(tmp_path):
     assert read_log(path).acc[0, 2] == G
 
 
+def test_unknown_meta_units_are_refused(tmp_path):
+    path = tmp_path / "mg.csv"
+    path.write_text('# meta: {"units": "mg"}\n' + f"{HEADER}\n0,0,0,1000\n")
+    with pytest.raises(ValueError, match="units must be one of .* got 'mg'"):
+        read_log(path)
+    assert read_log(path, units="m/s2", max_gap_s=1).acc[0, 2] == 1000
+
+
 def test_drop_nan_reports_counts_and_lines(tmp_path):
     rows = list(GOOD) + ["40000000,0.1,0.2,9.8", "50000000,nan,0.2,9.8"]
     rows[1] = "10000000,0.1,inf,9.8"
