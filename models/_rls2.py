@@ -11,6 +11,7 @@ kernel weights ``d`` are sparse, so RLS2 selects kernels; with one linear kernel
 feature (§2.5) it is a linear model that selects features.
 """
 
+import warnings
 from collections import namedtuple
 from numbers import Integral, Real
 
@@ -22,6 +23,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
+from tqdm.auto import tqdm
 
 from ._simplex_pairwise import simplex_least_squares
 
@@ -196,8 +198,6 @@ def _fit_at(basis, y, scale, alpha, d_init, tol, max_iter):
 
 
 def _warn_not_converged(max_iter, alpha):
-    import warnings
-
     warnings.warn(
         f"RLS2 did not reach the stopping tolerance within max_iter={max_iter} alternations at "
         f"alpha={alpha:g}; increase max_iter or tol.",
@@ -226,7 +226,7 @@ scaling : ndarray of shape (m,)
 
 def rls2_path(
     data, y, *, kernels="linear", alphas=None, n_alphas=30, alpha_range=(1e-6, 1e6),
-    scaling="trace", tol=1e-3, max_iter=500,
+    scaling="trace", tol=1e-3, max_iter=500, progress=False,
 ):
     """Regularization path of RLS2 over decreasing lambda with warm starts (spec §2.3, §4.5.2).
 
@@ -254,6 +254,8 @@ def rls2_path(
         Relative residual tolerance of Algorithm 3 (thesis: 1e-2).
     max_iter : int, default=500
         Cap on alternations per lambda.
+    progress : bool, default=False
+        Show a tqdm progress bar over the lambda values.
 
     Returns
     -------
@@ -292,7 +294,7 @@ def rls2_path(
     scale = _scaling(basis, scaling, y)
     weights, coefs, iterations = [], [], []
     d = None
-    for alpha in alphas:
+    for alpha in tqdm(alphas, desc="RLS2 path", unit="lambda", disable=not progress):
         c, d, n_iter, converged = _fit_at(basis, y, scale, alpha, d, tol, max_iter)
         if not converged:
             _warn_not_converged(max_iter, alpha)
@@ -502,7 +504,7 @@ class RLS2Regressor(RegressorMixin, _BaseRLS2):
     def fit(self, X, y):
         """Fit RLS2 on inputs ``X`` of shape (n_samples, n_features) and targets ``y``."""
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        super()._fit_targets(X, y[None, :], y[None, :])
+        self._fit_targets(X, y[None, :], y[None, :])
         return self
 
     def predict(self, X):
