@@ -50,12 +50,6 @@ PLACEMENTS = {
 _WOBBLE_SCALE = np.zeros(13)
 _WOBBLE_SCALE[[1, 2, 3]] = (1.0, 1.4, 0.9)
 
-# Half-step of the central difference giving the gyroscope from R(t ± h): small against the 0.3–1 s
-# of gait and turning dynamics (truncation error ~ (h·2π·2 Hz)² ≈ 1e-5 relative) and large enough
-# that the relative rotation (≈ 2hω) keeps ~10 significant digits.
-_GYRO_HALF_STEP_S = 2e-4
-
-
 @dataclass(frozen=True)
 class SensorModel:
     """Imperfections of the phone's sensors; :meth:`ideal` switches all of them off.
@@ -174,6 +168,11 @@ def _smoothstep(s: np.ndarray) -> np.ndarray:
     return s * s * (3.0 - 2.0 * s)
 
 
+def _smoothstep_rate(s: np.ndarray) -> np.ndarray:
+    """d/ds of :func:`_smoothstep`."""
+    return 6.0 * s * (1.0 - s)
+
+
 class DeviceTimeline:
     """Placement, re-pocketing events and the resulting orientation of one simulated phone.
 
@@ -222,31 +221,46 @@ class DeviceTimeline:
         s = np.clip((t - self.change_start[jc]) / self.change_duration[jc], 0.0, 1.0)
         return j, np.where(j >= 0, s, 0.0)
 
-    def orientation(self, t: np.ndarray) -> np.ndarray:
-        """Quaternion (x, y, z, w) of R(t) = R_z(ψ) · W · P, device → ENU, at each time; shape (n, 4)."""
+    def pose(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Orientation and angular rate of the phone at each time.
+
+        Returns
+        -------
+        quat : ndarray, shape (n, 4)
+            R(t) = R_z(ψ) · W · P as (x, y, z, w), device → ENU.
+        omega : ndarray, shape (n, 3)
+            Body angular rate in the device frame (rad/s), the ω of dR/dt = R·[ω]×. Differentiating
+            the product, ω = (W·P)ᵀ·ψ̇ẑ + Pᵀ·ṙ + σ̇·δ: each factor turns about a fixed axis at a
+            time (ẑ for the heading; the swing vector r = wave(t)·a keeps its direction a within a
+            step; a re-pocketing turns by σ(s)·δ about its fixed axis δ), so each factor's own body
+            rate is just its angle's derivative times its axis.
+        """
         t = np.asarray(t, dtype=float)
         j, s = self._change_progress(t)
         # Before the first re-pocketing (j = −1) the first attitude, after re-pocketing j the next one;
         # during one (rarely: a few seconds per hour, so only those samples pay for it), the slerp.
         placement = self.attitudes[np.where(j < 0, 0, j + (s >= 1.0))]
+        placement_rate = np.zeros((t.size, 3))
         inside = (j >= 0) & (s < 1.0)
         if np.any(inside):
-            ji = j[inside]
-            turn = quat_from_rotvec(_smoothstep(s[inside])[:, None] * self._change_rotvec[ji])
+            ji, si = j[inside], s[inside]
+            turn = quat_from_rotvec(_smoothstep(si)[:, None] * self._change_rotvec[ji])
             placement[inside] = quat_multiply(self.attitudes[ji], turn)
-        wave, kind = self.gait.stride_wave(t)
-        swing = (wave * _WOBBLE_SCALE[kind])[:, None] * np.asarray(self._kind.wobble_rad)[None]
+            placement_rate[inside] = (_smoothstep_rate(si) / self.change_duration[ji])[:, None] * self._change_rotvec[ji]
+        wave, wave_rate, kind = self.gait.stride_wave(t)
+        amplitude = _WOBBLE_SCALE[kind][:, None] * np.asarray(self._kind.wobble_rad)[None]
+        swing_then_placement = quat_multiply(quat_from_rotvec(wave[:, None] * amplitude), placement)
         half_heading = 0.5 * self.gait.heading(t)
         heading = np.zeros((t.size, 4))
         heading[:, 2], heading[:, 3] = np.sin(half_heading), np.cos(half_heading)
-        return quat_multiply(heading, quat_multiply(quat_from_rotvec(swing), placement))
-
-    def angular_rate(self, t: np.ndarray) -> np.ndarray:
-        """Body angular rate in the device frame (rad/s): the ω of dR/dt = R·[ω]×, central difference."""
-        t = np.asarray(t, dtype=float)
-        h = _GYRO_HALF_STEP_S
-        relative = quat_multiply(quat_conjugate(self.orientation(t - h)), self.orientation(t + h))
-        return quat_to_rotvec(relative) / (2.0 * h)
+        yaw_rate = np.zeros((t.size, 3))
+        yaw_rate[:, 2] = self.gait.heading_rate(t)
+        omega = (
+            quat_rotate_inverse(swing_then_placement, yaw_rate)
+            + quat_rotate_inverse(placement, wave_rate[:, None] * amplitude)
+            + placement_rate
+        )
+        return quat_multiply(heading, swing_then_placement), omega
 
     def acceleration(self, t: np.ndarray) -> np.ndarray:
         """Phone acceleration in ENU without gravity, m/s²: the body's gait plus re-pocketing lifts."""

@@ -141,12 +141,12 @@ class Person:
 # Stair amplitudes scale with stair_rise_m / 0.17 (a taller riser needs more lift / a harder catch).
 _TEMPLATE_COLUMNS = (
     "peak_phase", "peak_width", "peak_amp", "valley_phase", "valley_width",
-    "forward_amp", "lateral_amp", "wobble_scale",
+    "forward_amp", "lateral_amp",
 )
 _TEMPLATES = {
-    Activity.WALKING: (0.12, 0.10, 3.0, 0.58, 0.15, 1.6, 0.5, 1.0),
-    Activity.WALKING_UPSTAIRS: (0.22, 0.13, 2.4, 0.68, 0.12, 0.6, 0.8, 1.4),
-    Activity.WALKING_DOWNSTAIRS: (0.06, 0.07, 4.6, 0.52, 0.16, 0.8, 0.7, 0.9),
+    Activity.WALKING: (0.12, 0.10, 3.0, 0.58, 0.15, 1.6, 0.5),
+    Activity.WALKING_UPSTAIRS: (0.22, 0.13, 2.4, 0.68, 0.12, 0.6, 0.8),
+    Activity.WALKING_DOWNSTAIRS: (0.06, 0.07, 4.6, 0.52, 0.16, 0.8, 0.7),
 }
 _TEMPLATE_TABLE = np.zeros((len(Activity), len(_TEMPLATE_COLUMNS)))
 for _activity, _row in _TEMPLATES.items():
@@ -256,7 +256,6 @@ class GaitTimeline:
         self.bout_activity = np.array([a for a, _ in schedule], dtype=np.int8)
         self.bout_start = np.concatenate([[0.0], np.cumsum(seconds)[:-1]])
         self.duration_s = float(seconds.sum())
-        self.person = person
         self._build_steps(seconds, person, rng)
         self._build_heading(rng)
         # Postural sway: fixed random frequencies/phases per axis for this person.
@@ -322,6 +321,10 @@ class GaitTimeline:
         """Walking direction ψ (rad), counter-clockwise from North: forward is (−sin ψ, cos ψ, 0) in ENU."""
         return self._heading(t)
 
+    def heading_rate(self, t: np.ndarray) -> np.ndarray:
+        """dψ/dt (rad/s), the body's turn rate about the vertical."""
+        return self._heading(t, 1)
+
     def gait_phase(self, t: np.ndarray):
         """For each time: the step index k, the phase φ ∈ [0, 1) within it, and whether a step is under way."""
         t = np.asarray(t, dtype=float)
@@ -333,15 +336,19 @@ class GaitTimeline:
         moving = (k >= 0) & (phase < 1.0)
         return kc, np.where(moving, phase, 0.0), moving
 
-    def stride_wave(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """sin(π(k + φ)): the leg-swing oscillation (one period per stride), zero at every strike.
+    def stride_wave(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """sin(π(k + φ)), the leg-swing oscillation (one period per stride), its time derivative, and
+        each time's activity code (0 when still).
 
-        Being zero at each foot strike makes it continuous where walking starts and stops. Returned
-        with each time's activity code, so the device side can scale the swing per activity.
+        Being zero at each foot strike makes the swing continuous where walking starts and stops.
         """
         k, phase, moving = self.gait_phase(t)
-        kind = np.where(moving, self.step_kind[k] if self.step_kind.size else 0, 0)
-        return np.where(moving, np.sin(np.pi * (k + phase)), 0.0), kind
+        if self.step_kind.size == 0:
+            return np.zeros(phase.shape), np.zeros(phase.shape), np.zeros(phase.shape, dtype=np.int8)
+        angle = np.pi * (k + phase)
+        wave = np.where(moving, np.sin(angle), 0.0)
+        rate = np.where(moving, np.pi * np.cos(angle) / self.step_period[k], 0.0)
+        return wave, rate, np.where(moving, self.step_kind[k], 0)
 
     def body_acceleration(self, t: np.ndarray) -> np.ndarray:
         """Acceleration of the carried phone's body point in East-North-Up, m/s², shape (n, 3).
@@ -357,7 +364,7 @@ class GaitTimeline:
         k, phase, moving = self.gait_phase(t)
         gain = np.where(moving, self._step_gain[k], 0.0)
         shift = self._step_shift[k]
-        peak_phase, peak_width, peak_amp, valley_phase, valley_width, forward_amp, lateral_amp, _ = (
+        peak_phase, peak_width, peak_amp, valley_phase, valley_width, forward_amp, lateral_amp = (
             _TEMPLATE_TABLE[self.step_kind[k]].T
         )
         peak_width = np.clip(peak_width * self._step_width_factor[k, 0], *_WIDTH_RANGE)

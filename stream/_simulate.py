@@ -68,6 +68,7 @@ class _Scenario:
         self.linacc_bias = sensors.linacc_bias * bias[1]
         self.gyro_bias = sensors.gyro_bias * bias[2]
         self.n_slots = int(round(self.gait.duration_s * self.rate_hz))
+        self._last_block = (-1, None)
         self.meta = {
             "source": "simulate",
             "device": "simulated",
@@ -88,14 +89,18 @@ class _Scenario:
     def _slot_randomness(self, i0: int, i1: int) -> np.ndarray:
         """Per-slot random numbers for slots [i0, i1), independent of how the log is chunked."""
         first, last = i0 // _NOISE_BLOCK, (i1 - 1) // _NOISE_BLOCK
-        blocks = []
-        for b in range(first, last + 1):
+        offset = first * _NOISE_BLOCK
+        return np.concatenate([self._noise_block(b) for b in range(first, last + 1)])[i0 - offset : i1 - offset]
+
+    def _noise_block(self, b: int) -> np.ndarray:
+        # Consecutive chunks share the block at their boundary: keep the last one rather than draw
+        # it twice (small chunks would otherwise redraw 4096 slots per chunk).
+        if self._last_block[0] != b:
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(_SAMPLES, b)))
             block = rng.standard_normal((_NOISE_BLOCK, 14))
             block[:, _DROP] = rng.random(_NOISE_BLOCK)
-            blocks.append(block)
-        offset = first * _NOISE_BLOCK
-        return np.concatenate(blocks)[i0 - offset : i1 - offset]
+            self._last_block = (b, block)
+        return self._last_block[1]
 
     def render(self, i0: int, i1: int, last: bool) -> SensorLog:
         s = self.sensors
@@ -107,12 +112,12 @@ class _Scenario:
         keep = noise[:, _DROP] >= s.drop_rate
         t, noise = t[keep], noise[keep]
 
-        quat = self.device.orientation(t)
+        quat, omega = self.device.pose(t)
         motion = self.device.acceleration(t)
         gravity = np.array([0.0, 0.0, STANDARD_GRAVITY])
         acc = quat_rotate_inverse(quat, motion + gravity) + self.acc_bias + s.acc_noise * noise[:, _ACC]
         linacc = quat_rotate_inverse(quat, motion) + self.linacc_bias + s.linacc_noise * noise[:, _LIN]
-        gyro = self.device.angular_rate(t) + self.gyro_bias + s.gyro_noise * noise[:, _GYR]
+        gyro = omega + self.gyro_bias + s.gyro_noise * noise[:, _GYR]
         rotvec = quat_multiply(quat, quat_from_rotvec(s.rotvec_noise * noise[:, _ROT]))
         # Android reports the fused orientation with scalar part cos(θ/2) ≥ 0; renormalise so the
         # float round-off of the products above never leaves the unit sphere.

@@ -1,0 +1,119 @@
+"""Generation speed and memory of the synthetic sensor simulator (target: a 24 h, 50 Hz log well under a minute).
+
+Side by side in this process, each timed over ``--repeats`` runs and reported as the MEDIAN (the
+machine is shared, timings are noisy):
+
+* ``simulate_chunks`` streaming the whole log in 10 min blocks (the way to write a day to disk);
+* the noise floor: drawing the same number of standard normals the simulator draws per sample slot
+  (14), i.e. the cost of the randomness alone, a lower bound no simulator with per-sample noise beats.
+
+Peak memory is the tracemalloc peak (numpy reports its buffers to it) of a fresh subprocess: streaming 1 h vs streaming ``--hours``
+(bounded memory means the two are about equal) and ``simulate`` holding 1 h whole.
+
+Run: ``.venv/bin/python benchmarks/bench_simulate.py [--hours 24] [--repeats 3]``; writes
+``benchmarks/results/simulate.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from stairsense.stream._simulate import simulate_chunks
+
+RESULTS = Path(__file__).resolve().parent / "results" / "simulate.md"
+RATE_HZ = 50.0
+
+CHILD = """
+import sys, tracemalloc
+from stairsense.stream._simulate import simulate, simulate_chunks
+hours, mode = float(sys.argv[1]), sys.argv[2]
+tracemalloc.start()
+if mode == "chunks":
+    n = sum(len(c) for c in simulate_chunks(minutes=60 * hours, rate_hz=50, seed=0, chunk_s=600))
+else:
+    n = len(simulate(minutes=60 * hours, rate_hz=50, seed=0))
+print(n, tracemalloc.get_traced_memory()[1] / 2**20)
+"""
+
+
+def median_time(fn, repeats: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def stream_day(hours: float) -> int:
+    return sum(len(block) for block in simulate_chunks(minutes=60 * hours, rate_hz=RATE_HZ, seed=0, chunk_s=600))
+
+
+def noise_floor(hours: float) -> int:
+    rng = np.random.default_rng(0)
+    n = int(hours * 3600 * RATE_HZ)
+    for start in range(0, n, 30_000):
+        rng.standard_normal((min(30_000, n - start), 14))
+    return n
+
+
+def peak_memory_mb(hours: float, mode: str) -> tuple[int, float]:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(hours), mode], check=True, capture_output=True,
+                         text=True).stdout.split()
+    return int(out[0]), float(out[1])
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hours", type=float, default=24.0)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+
+    sim_s, n = median_time(lambda: stream_day(args.hours), args.repeats)
+    print(f"simulate_chunks {args.hours:g} h: {sim_s:.1f} s, {n:,} samples", flush=True)
+    floor_s, _ = median_time(lambda: noise_floor(args.hours), args.repeats)
+    print(f"noise floor: {floor_s:.2f} s", flush=True)
+    memory = {
+        "simulate_chunks, 1 h": peak_memory_mb(1.0, "chunks"),
+        f"simulate_chunks, {args.hours:g} h": peak_memory_mb(args.hours, "chunks"),
+        "simulate (whole log), 1 h": peak_memory_mb(1.0, "whole"),
+    }
+    for name, (samples, mb) in memory.items():
+        print(f"peak traced memory {name}: {mb:.0f} MB ({samples:,} samples)")
+
+    simulated_s = args.hours * 3600
+    lines = [
+        "# Synthetic sensor simulator: generation speed and memory",
+        "",
+        f"A {args.hours:g} h log at {RATE_HZ:g} Hz (acc, gyro, rotation vector, linear acceleration, labels, "
+        f"steps; default noise, jitter, drops): {n:,} samples. Median wall time of {args.repeats} repeats on a "
+        "shared 2-core machine (noisy; compare the ratio within one run). Command: "
+        f"`.venv/bin/python benchmarks/bench_simulate.py --hours {args.hours:g} --repeats {args.repeats}`.",
+        "",
+        "| what | median s | M samples/s | × real time | time / noise floor |",
+        "|---|---|---|---|---|",
+        f"| `simulate_chunks` (10 min blocks) | {sim_s:.1f} | {n / sim_s / 1e6:.2f} | {simulated_s / sim_s:,.0f} "
+        f"| {sim_s / floor_s:.1f} |",
+        f"| noise floor: 14 standard normals per slot | {floor_s:.2f} | {n / floor_s / 1e6:.2f} "
+        f"| {simulated_s / floor_s:,.0f} | 1.0 |",
+        "",
+        "Peak traced memory (tracemalloc, includes numpy buffers) of a fresh process, after imports:",
+        "",
+        "| run | samples | MB |",
+        "|---|---|---|",
+        *[f"| {name} | {samples:,} | {mb:.0f} |" for name, (samples, mb) in memory.items()],
+        "",
+    ]
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("\n".join(lines))
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
