@@ -466,15 +466,16 @@ def _blocks(header: _Header, units: str, drop_nan: bool,
         n = batch.num_rows
         cols = {name: batch.column(i).to_numpy() for i, name in enumerate(header.columns)}
         report.rows_read += n
-        fields = {f: np.column_stack([cols[c] for c in _GROUPS[f]]) for f in _FLOAT_FIELDS
-                  if _GROUPS[f][0] in cols}
-        if "label" in cols:
-            fields["label"] = cols["label"]
-        block = _Block(cols["t_ns"], fields, line0)
+        block = _Block(cols.pop("t_ns"), cols, line0)
+        floats = [c for c in cols if c != "label"]
+        # Fast path: a nan or inf makes its column sum non-finite. A finite-but-huge sum can overflow
+        # too, which only sends us to the exact per-sample check below.
         finite = np.ones(n, dtype=bool)
-        for fname in _FLOAT_FIELDS:
-            if fname in fields:
-                finite &= np.isfinite(fields[fname]).all(axis=1)
+        with np.errstate(over="ignore"):
+            sums = [cols[c].sum() for c in floats]
+        if not np.isfinite(sums).all():
+            for c in floats:
+                finite &= np.isfinite(cols[c])
         if not finite.all():
             if not drop_nan:
                 i = int(np.flatnonzero(~finite)[0])
@@ -482,23 +483,24 @@ def _blocks(header: _Header, units: str, drop_nan: bool,
                                      "read with repair=('drop-nan',) to drop such samples")
             report._note("drop-nan", "dropped samples with nan/inf values", block.lines()[~finite])
             block = block.take(finite)
-        if "label" in fields:
+        if "label" in cols:
             bad = ~np.isin(block.fields["label"], _VALID_LABELS)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise LogFormatError(path, block.line(i), f"label {int(block.fields['label'][i])} is "
                                      f"not an Activity code {_VALID_LABELS.tolist()}; fix the label column")
         if len(block) and not units_checked:
-            _check_units(path, block.line(0), block.fields["acc"], units)
+            _check_units(path, block.line(0), [block.fields[c] for c in _GROUPS["acc"]], units)
             units_checked = True
         if units == "g":
-            block.fields["acc"] = block.fields["acc"] * G
+            block.fields.update({c: block.fields[c] * G for c in _GROUPS["acc"]})
         if len(block):
             yield block
 
 
-def _check_units(path: Path, line: int, acc: np.ndarray, units: str) -> None:
-    median = float(np.median(np.sqrt(np.einsum("ij,ij->i", acc, acc))))
+def _check_units(path: Path, line: int, acc: list[np.ndarray], units: str) -> None:
+    with np.errstate(over="ignore"):  # magnitudes past 1e308 are inf, which still reads as "not g"
+        median = float(np.median(np.hypot(np.hypot(acc[0], acc[1]), acc[2])))
     if units == "m/s2" and median < _UNITS_SPLIT:
         raise LogFormatError(path, line, f"median |acc| of the first chunk is {median:.3g}, which looks "
                              "like g, not m/s² (gravity is 9.81 m/s²); read with units='g' to convert")
@@ -586,12 +588,12 @@ def _resolve(path, repair, units, max_gap_s):
     return set(repair), _UNIT_NAMES[units], max_gap_s * 1e9
 
 
-def _rechunk(blocks: Iterable[tuple[int, _Block]], chunk_rows: int) -> Iterator[tuple[int, _Block]]:
-    """Re-cut blocks into pieces of at most ``chunk_rows``, never across a segment boundary."""
+def _rechunk(blocks: Iterable[tuple[int, _Block]], chunk_rows: int) -> Iterator[tuple[int, list[_Block]]]:
+    """Group block pieces into chunks of at most ``chunk_rows`` rows, never across a segment boundary."""
     pending, pending_seg, size = [], None, 0
 
     def flush():
-        return pending_seg, _join(pending)
+        return pending_seg, pending
 
     for seg, block in blocks:
         if pending and seg != pending_seg:
@@ -610,8 +612,19 @@ def _rechunk(blocks: Iterable[tuple[int, _Block]], chunk_rows: int) -> Iterator[
         yield flush()
 
 
-def _to_log(block: _Block, meta: dict, steps: StepTruth | None) -> SensorLog:
-    return SensorLog(t_ns=block.t, steps=steps, meta=meta, **block.fields)
+def _to_log(blocks: list[_Block], meta: dict, steps: StepTruth | None) -> SensorLog:
+    """Assemble blocks into a log, copying each column once straight into its (n, k) stream."""
+    n = sum(len(b) for b in blocks)
+    streams = {}
+    for fname in _FLOAT_FIELDS:
+        if _GROUPS[fname][0] in blocks[0].fields:
+            out = np.empty((n, len(_GROUPS[fname])))
+            for j, c in enumerate(_GROUPS[fname]):
+                np.concatenate([b.fields[c] for b in blocks], out=out[:, j])
+            streams[fname] = out
+    if "label" in blocks[0].fields:
+        streams["label"] = np.concatenate([b.fields["label"] for b in blocks])
+    return SensorLog(t_ns=np.concatenate([b.t for b in blocks]), steps=steps, meta=meta, **streams)
 
 
 def _read_steps(path: Path) -> StepTruth | None:
@@ -701,8 +714,8 @@ def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: It
         raise ValueError(f"chunk_rows must be a positive int, got {chunk_rows!r}")
     meta, _, chunks = _segments_of(path, repair, units, max_gap_s, allow_sort=False)
     split = "split-gaps" in ((repair,) if isinstance(repair, str) else tuple(repair))
-    for seg, block in _rechunk(chunks, chunk_rows):
-        yield _to_log(block, {**meta, "segment": seg} if split else meta, None)
+    for seg, blocks in _rechunk(chunks, chunk_rows):
+        yield _to_log(blocks, {**meta, "segment": seg} if split else meta, None)
 
 
 def _finish(report: ReadReport, want_report: bool, result):
@@ -715,11 +728,11 @@ def _finish(report: ReadReport, want_report: bool, result):
     return result
 
 
-def _concat(blocks: list[_Block], path: Path) -> _Block:
+def _nonempty(blocks: list, path: Path) -> list:
     if not blocks:
         raise LogFormatError(path, None, "the file has a header but no samples (after repairs); "
                              "check that the recording was not truncated")
-    return _join(blocks)
+    return blocks
 
 
 def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None = None,
@@ -763,7 +776,7 @@ def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None 
         raise ValueError("repair 'split-gaps' returns several logs; call read_segments(path, ...) instead")
     path = Path(path)
     meta, rep, chunks = _segments_of(path, repairs, units, max_gap_s, allow_sort=True)
-    log = _to_log(_concat([b for _, b in chunks], path), meta, _read_steps(path))
+    log = _to_log(_nonempty([b for _, b in chunks], path), meta, _read_steps(path))
     return _finish(rep, report, log)
 
 
@@ -805,10 +818,7 @@ def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | 
         by_segment.setdefault(seg, []).append(block)
     steps = _read_steps(path)
     logs = []
-    for seg, blocks in sorted(by_segment.items()):
-        log = _to_log(_concat(blocks, path), {**meta, "segment": seg}, steps)
+    for seg, blocks in _nonempty(sorted(by_segment.items()), path):
+        log = _to_log(blocks, {**meta, "segment": seg}, steps)
         logs.append(log.slice(0, len(log)) if steps is not None else log)
-    if not logs:
-        raise LogFormatError(path, None, "the file has a header but no samples (after repairs); "
-                             "check that the recording was not truncated")
     return _finish(rep, report, logs)

@@ -75,11 +75,14 @@ def test_round_trip_any_float(tmp_path_factory, values):
 
 
 @settings(max_examples=20, deadline=None)
-@given(n=st.integers(1, 60), chunk_rows=st.integers(1, 25))
-def test_chunks_concatenate_to_whole_log(tmp_path_factory, n, chunk_rows):
+@given(n=st.integers(1, 60), chunk_rows=st.integers(1, 25), block_bytes=st.sampled_from([512, 1 << 22]))
+def test_chunks_concatenate_to_whole_log(tmp_path_factory, n, chunk_rows, block_bytes):
     log = make_log(n=n, seed=n)
     path = write_log(log, tmp_path_factory.mktemp("ch") / "x.csv.gz")
-    chunks = list(iter_log_chunks(path, chunk_rows=chunk_rows))
+    with pytest.MonkeyPatch.context() as mp:  # small parser blocks: chunks made of several pieces
+        mp.setattr(csvio, "_BLOCK_BYTES", block_bytes)
+        assert_same(read_log(path), log)
+        chunks = list(iter_log_chunks(path, chunk_rows=chunk_rows))
     assert [len(c) for c in chunks] == [min(chunk_rows, n - i) for i in range(0, n, chunk_rows)]
     for name in ("t_ns", "acc", "gyro", "rotvec", "linacc", "label"):
         np.testing.assert_array_equal(np.concatenate([getattr(c, name) for c in chunks]), getattr(log, name))
