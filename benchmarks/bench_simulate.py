@@ -7,8 +7,9 @@ machine is shared, timings are noisy):
 * the noise floor: drawing the same number of standard normals the simulator draws per sample slot
   (14), i.e. the cost of the randomness alone, a lower bound no simulator with per-sample noise beats.
 
-Peak memory is the tracemalloc peak (numpy reports its buffers to it) of a fresh subprocess: streaming 1 h vs streaming ``--hours``
-(bounded memory means the two are about equal) and ``simulate`` holding 1 h whole.
+Peak memory is the tracemalloc peak (numpy reports its buffers to it) of a fresh subprocess:
+streaming 1 h vs streaming ``--hours`` (bounded memory means the two are about equal) and
+``simulate`` holding 1 h whole.
 
 Run: ``.venv/bin/python benchmarks/bench_simulate.py [--hours 24] [--repeats 3]``; writes
 ``benchmarks/results/simulate.md``.

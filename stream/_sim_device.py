@@ -246,7 +246,8 @@ class DeviceTimeline:
             ji, si = j[inside], s[inside]
             turn = quat_from_rotvec(_smoothstep(si)[:, None] * self._change_rotvec[ji])
             placement[inside] = quat_multiply(self.attitudes[ji], turn)
-            placement_rate[inside] = (_smoothstep_rate(si) / self.change_duration[ji])[:, None] * self._change_rotvec[ji]
+            turn_rate = _smoothstep_rate(si) / self.change_duration[ji]
+            placement_rate[inside] = turn_rate[:, None] * self._change_rotvec[ji]
         wave, wave_rate, kind = self.gait.stride_wave(t)
         amplitude = _WOBBLE_SCALE[kind][:, None] * np.asarray(self._kind.wobble_rad)[None]
         swing_then_placement = quat_multiply(quat_from_rotvec(wave[:, None] * amplitude), placement)

@@ -306,11 +306,11 @@ class GaitTimeline:
         knots = np.arange(int(np.ceil(self.duration_s)) + 2, dtype=float)
         activity = self.activity_at(knots)
         sigma = np.where(activity == Activity.WALKING, 0.12, 0.03)
-        steps = sigma * rng.standard_normal(knots.size)
+        increments = sigma * rng.standard_normal(knots.size)
         bout_knot = np.minimum(np.ceil(self.bout_start).astype(int), knots.size - 1)
-        np.add.at(steps, bout_knot[1:], rng.normal(0.0, 0.8, size=bout_knot.size - 1))
-        steps[0] = rng.uniform(-np.pi, np.pi)
-        self._heading = CubicSpline(knots, np.cumsum(steps))
+        np.add.at(increments, bout_knot[1:], rng.normal(0.0, 0.8, size=bout_knot.size - 1))
+        increments[0] = rng.uniform(-np.pi, np.pi)
+        self._heading = CubicSpline(knots, np.cumsum(increments))
 
     def activity_at(self, t: np.ndarray) -> np.ndarray:
         """Activity code of the bout containing each time (times outside the log clamp to its ends)."""

@@ -23,6 +23,7 @@ from dataclasses import asdict
 from typing import Iterator, Sequence
 
 import numpy as np
+
 from ._log import SensorLog, StepTruth
 from ._sim_device import (
     PLACEMENTS,
@@ -83,7 +84,9 @@ class _Scenario:
             ],
             "schedule": [(int(a), float(s)) for a, s in schedule],
             "sensors": asdict(sensors),
-            "units": {"acc": "m/s^2", "linacc": "m/s^2", "gyro": "rad/s", "rotvec": "quaternion xyzw, device->ENU"},
+            # The canonical readers' key: accelerations in m/s² (gyro rad/s and the rotation vector's
+            # quaternion convention are fixed by the data model).
+            "units": "m/s2",
         }
 
     def _slot_randomness(self, i0: int, i1: int) -> np.ndarray:
