@@ -22,6 +22,7 @@ import gzip
 import json
 import math
 import os
+import re
 import tempfile
 import warnings
 import zlib
@@ -78,6 +79,10 @@ _FIRST_LINES_KEPT = 5
 # Bytes of text the parser converts at a time. ~4 MB (about 100 k samples) parsed fastest in
 # benchmarks/bench_read.py; larger blocks fall out of cache, smaller ones pay per-block overhead.
 _BLOCK_BYTES = 1 << 22
+# What the fast parser accepts, for the slow re-scan that names the bad line: Python's int() and
+# float() are laxer (underscores, int64 overflow), so they cannot be the judge.
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|NaN|inf|Inf|infinity)")
 
 
 class LogFormatError(ValueError):
@@ -449,12 +454,16 @@ def _check_line(path, lineno, text, columns, types, ncol):
         raise LogFormatError(path, lineno, f"expected {ncol} values ({','.join(columns)}), got "
                              f"{len(fields)}: {text[:80]!r}; the line is short, long or truncated")
     for name, value in zip(columns, fields):
-        try:
-            int(value) if types[name] == pa.int64() else float(value)
-        except ValueError:
-            kind = "an integer" if types[name] == pa.int64() else "a number"
+        value = value.strip(" ")  # the fast parser trims spaces around a value, so do we
+        if types[name] == pa.int64():
+            ok = _INT_RE.fullmatch(value) is not None and -(2**63) <= int(value) < 2**63
+            kind = "an integer within int64"
+        else:
+            ok = _FLOAT_RE.fullmatch(value) is not None
+            kind = "a number"
+        if not ok:
             raise LogFormatError(path, lineno, f"column {name!r} must be {kind}, got {value!r}; "
-                                 "fix or delete the line") from None
+                                 "fix or delete the line")
 
 
 def _blocks(header: _Header, units: str, drop_nan: bool,
