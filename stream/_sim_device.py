@@ -266,7 +266,7 @@ class DeviceTimeline:
     def acceleration(self, t: np.ndarray) -> np.ndarray:
         """Phone acceleration in ENU without gravity, m/s²: the body's gait plus re-pocketing lifts."""
         t = np.asarray(t, dtype=float)
-        acc = self._kind.acc_gain * self.gait.body_acceleration(t)
+        acc = self.gait.body_acceleration(t, oscillation_gain=self._kind.acc_gain)
         j, s = self._change_progress(t)
         inside = (j >= 0) & (s > 0.0) & (s < 1.0)
         if np.any(inside):

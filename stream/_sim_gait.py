@@ -153,6 +153,7 @@ for _activity, _row in _TEMPLATES.items():
     _TEMPLATE_TABLE[_activity] = _row
 _NOMINAL_RISE_M = 0.17
 _NOMINAL_STEP_LENGTH_M = 0.70
+_STAIR_GOING_M = 0.28  # tread depth of common stairs (codes ask for ≥ 0.25–0.28 m)
 # No two steps look identical: the timing of the peak and valley moves by a few % of the step, and
 # their widths (hence the peak/valley asymmetry) by a log-normal factor each. The width spread is what
 # keeps the three activities' shapes overlapping, as real steps do (a single shape feature must not
@@ -295,6 +296,9 @@ class GaitTimeline:
         self._forward_scale = np.where(
             self.step_kind == Activity.WALKING, person.step_length_m / _NOMINAL_STEP_LENGTH_M, 1.0
         )
+        # Mean horizontal speed: one step length (level) or one tread (stairs) per step.
+        progress = np.where(self.step_kind == Activity.WALKING, person.step_length_m, _STAIR_GOING_M)
+        self._step_speed = progress / self.step_period
         self._step_shift = _PHASE_JITTER * np.clip(rng.standard_normal(k), -2.0, 2.0)
         self._step_width_factor = np.exp(_WIDTH_SPREAD * np.clip(rng.standard_normal((k, 2)), -2.5, 2.5))
 
@@ -350,19 +354,22 @@ class GaitTimeline:
         rate = np.where(moving, np.pi * np.cos(angle) / self.step_period[k], 0.0)
         return wave, rate, np.where(moving, self.step_kind[k], 0)
 
-    def body_acceleration(self, t: np.ndarray) -> np.ndarray:
+    def body_acceleration(self, t: np.ndarray, oscillation_gain: float = 1.0) -> np.ndarray:
         """Acceleration of the carried phone's body point in East-North-Up, m/s², shape (n, 3).
 
-        Gravity is not included. Rotational (centripetal) terms of the phone's wobble are neglected:
-        at ≤ 0.3 rad swing and ≤ 2 Hz they stay below ~0.5 m/s² at a 0.3 m lever.
+        The gait's oscillations and postural sway, scaled by ``oscillation_gain`` (where on the body
+        the phone rides), plus the centripetal acceleration v·ψ̇ of turning while walking at the mean
+        forward speed v (which the phone shares wherever it rides). Gravity is not included.
+        Rotational terms of the phone's own wobble are neglected: at ≤ 0.4 rad swing and ≤ 1 Hz
+        stride they stay below ~0.5 m/s² at a 0.3 m lever.
         """
         t = np.asarray(t, dtype=float)
         sway = np.sin(2.0 * np.pi * self._sway_freq[None] * t[:, None, None] + self._sway_phase[None])
-        acc = (_SWAY_AMPLITUDE / np.sqrt(3.0)) * sway.sum(axis=2)
+        acc = (oscillation_gain * _SWAY_AMPLITUDE / np.sqrt(3.0)) * sway.sum(axis=2)
         if self.step_kind.size == 0:
             return acc
         k, phase, moving = self.gait_phase(t)
-        gain = np.where(moving, self._step_gain[k], 0.0)
+        gain = oscillation_gain * np.where(moving, self._step_gain[k], 0.0)
         shift = self._step_shift[k]
         peak_phase, peak_width, peak_amp, valley_phase, valley_width, forward_amp, lateral_amp = (
             _TEMPLATE_TABLE[self.step_kind[k]].T
@@ -373,7 +380,9 @@ class GaitTimeline:
         valley = _wrapped_gaussian(phase, valley_phase + shift, valley_width)
         vertical = gain * peak_amp * (peak - (peak_width / valley_width) * valley)
         forward = -gain * self._forward_scale[k] * forward_amp * np.sin(2.0 * np.pi * phase)
-        lateral = -gain * lateral_amp * np.sin(np.pi * (k + phase))
+        # Turning left (ψ̇ > 0) at speed v pulls the body left, i.e. along −right, by v·ψ̇.
+        turning = np.where(moving, self._step_speed[k], 0.0) * self.heading_rate(t)
+        lateral = -gain * lateral_amp * np.sin(np.pi * (k + phase)) - turning
         psi = self.heading(t)
         sin_psi, cos_psi = np.sin(psi), np.cos(psi)
         acc[:, 0] += -sin_psi * forward + cos_psi * lateral

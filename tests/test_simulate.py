@@ -375,3 +375,29 @@ def test_simulated_chunks_round_trip_through_the_canonical_writer(tmp_path):
     for name in STREAMS:
         np.testing.assert_array_equal(getattr(back, name), getattr(chunk, name))
     np.testing.assert_array_equal(back.steps.t_ns, chunk.steps.t_ns)
+
+
+def test_horizontal_acceleration_integrates_to_the_turning_velocity():
+    """Kinematics: over each stride (two steps) the ENU acceleration integrates to the change of the
+    mean walking velocity v·forward(ψ), forward(ψ) = (−sin ψ, cos ψ), ψ read from the recorded
+    orientation at the strikes (where the leg swing is zero, so R = R_z(ψ)·P)."""
+    cadence, step_length = 2.0, 0.7  # 0.5 s steps fall on the 200 Hz grid
+    person = Person(cadence_walk=cadence, step_length_m=step_length, step_cv=0.0, amplitude_cv=0.0)
+    log = simulate(schedule=[(WALK, 60.0)], rate_hz=200, seed=6, person=person, sensors=IDEAL,
+                   reorient_per_hour=0, placement="jacket_pocket")
+    rot = Rotation.from_quat(log.rotvec)
+    acc_enu = rot.apply(log.linacc)
+    strikes = np.searchsorted(log.t_ns, log.steps.t_ns)[::2]
+    assert np.array_equal(log.t_ns[strikes], log.steps.t_ns[::2]), "strikes must sit on samples"
+    heading = (rot[strikes] * Rotation.from_quat(log.meta["attitude_device_to_body"]).inv()).as_rotvec()
+    np.testing.assert_allclose(heading[:, :2], 0.0, atol=1e-9)  # a pure turn about the vertical
+    forward = np.stack([-np.sin(heading[:, 2]), np.cos(heading[:, 2])], axis=1)
+    expected = step_length * cadence * np.diff(forward, axis=0)
+    t = (log.t_ns - log.t_ns[0]) / 1e9
+    measured = np.array(
+        [np.trapezoid(acc_enu[a : b + 1, :2], t[a : b + 1], axis=0) for a, b in zip(strikes[:-1], strikes[1:])]
+    )
+    assert np.abs(expected).max() > 0.3, "the walk must turn for this test to mean anything"
+    # What is left is the postural sway's integral over 1 s: three sinusoids of amplitude 0.03/√3
+    # per axis, each integrating to at most 1 s × its amplitude, so ≤ 0.052 m/s per axis.
+    np.testing.assert_allclose(measured, expected, atol=0.06)
