@@ -12,7 +12,18 @@ linear RLS2 on the 150 training strings, beside scikit-learn's ``lasso_path`` on
 lambda. Medians over ``--repeats`` runs, one BLAS thread (the machine is shared; timings are
 noisy). Writes ``benchmarks/results/rls2.md``.
 
-Run: ``.venv/bin/python benchmarks/bench_rls2.py``
+Part 3 (skipped when the UCI HAPT recordings are absent, or with ``--users 0``) applies
+linear RLS2 to the 79 window features of real UCI HAPT windows (STAIR vs NO_STAIR, built by
+``stairsense.pipeline.window_dataset`` with the default ``PipelineConfig``) as a second feature
+selector beside ``EasyMKLSelector``. Both rank the features on the [-1, 1]-scaled training
+windows of each leave-subjects-out fold (5-fold ``GroupKFold`` by subject): EasyMKL by its
+``ranking_``; RLS2 by the order in which features enter its regularization path (30 lambda in
+[1e-6, 1e6], ``RLS2Classifier`` with warm starts), ties by the final weight. It reports the
+overlap of the two top-k sets, the Spearman correlation of the full rankings, and the test
+F1 (STAIR positive) of the stair-step KOMD (RBF, gamma="scale", Lambda=0.1) trained on each
+top-k. Medians over the folds.
+
+Run: ``.venv/bin/python benchmarks/bench_rls2.py`` (``--users N`` for the first N subjects).
 """
 from __future__ import annotations
 
@@ -25,10 +36,16 @@ from pathlib import Path
 import numpy as np
 import scipy.optimize
 from sklearn.exceptions import ConvergenceWarning
+import scipy.stats
+from sklearn.base import clone
 from sklearn.linear_model import Ridge, lasso_path
+from sklearn.metrics import f1_score
+from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
-from stairsense.models._rls2 import rls2_path
+from stairsense.models._rls2 import RLS2Classifier, rls2_path
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci-hapt"
 
 RESULTS = Path(__file__).resolve().parent / "results" / "rls2.md"
 ALPHAS = np.geomspace(1e6, 1e-6, 30)
@@ -86,10 +103,69 @@ def median_seconds(run, repeats):
     return statistics.median(times)
 
 
+def rls2_path_ranking(X, y):
+    """Features in the order they enter linear RLS2's path (largest lambda first)."""
+    model = RLS2Classifier(warm_start=True)
+    entry = np.full(X.shape[1], ALPHAS.size)
+    for index, alpha in enumerate(ALPHAS):
+        weights = model.set_params(alpha=alpha).fit(X, y).kernel_weights_[0]
+        entry = np.where((weights > 0) & (entry == ALPHAS.size), index, entry)
+    return np.lexsort((-weights, entry)), model
+
+
+def selection_comparison(users, ks):
+    """Part 3: RLS2 vs EasyMKL rankings of the 79 window features on UCI HAPT, and KOMD F1."""
+    from stairsense import PipelineConfig
+    from stairsense.features import make_feature_scaler
+    from stairsense.models._easymkl import EasyMKLSelector
+    from stairsense.models._komd import KOMDClassifier
+    from stairsense.pipeline import window_dataset
+    from stairsense.stream._datasets import load_uci_hapt, uci_hapt_experiments
+
+    subjects = sorted({user for _, user in uci_hapt_experiments(DATA)})[:users]
+    data = window_dataset(load_uci_hapt(DATA, user=subjects), PipelineConfig())
+    rows = {k: [] for k in ks}
+    correlations, path_times, easymkl_times = [], [], []
+    komd = KOMDClassifier(lam=0.1, kernel="rbf", gamma="scale")
+    for train, test in GroupKFold(n_splits=min(5, len(subjects))).split(data.X, data.y, data.groups.astype(str)):
+        scaler = make_feature_scaler().fit(data.X[train])
+        X_train, X_test = scaler.transform(data.X[train]), scaler.transform(data.X[test])
+        begin = time.perf_counter()
+        easymkl = EasyMKLSelector(k="all").fit(X_train, data.y[train]).ranking_
+        easymkl_times.append(time.perf_counter() - begin)
+        begin = time.perf_counter()
+        rls2, _ = rls2_path_ranking(X_train, data.y[train])
+        path_times.append(time.perf_counter() - begin)
+        positions = [np.argsort(ranking) for ranking in (easymkl, rls2)]
+        correlations.append(scipy.stats.spearmanr(*positions).statistic)
+        for k in ks:
+            f1 = [f1_score(data.y[test], clone(komd).fit(X_train[:, r[:k]], data.y[train]).predict(X_test[:, r[:k]]))
+                  for r in (easymkl, rls2)]
+            rows[k].append((len(set(easymkl[:k]) & set(rls2[:k])), *f1))
+    names = data.feature_names
+    lines = ["", f"## Feature selection on UCI HAPT windows ({len(subjects)} subjects, {len(data.y)} windows, "
+             f"{int(data.y.sum())} STAIR; {min(5, len(subjects))}-fold leave-subjects-out)", "",
+             f"Spearman correlation of the two full rankings: median {np.median(correlations):.2f}. "
+             f"Ranking time per fold: EasyMKLSelector {np.median(easymkl_times):.2f} s, "
+             f"RLS2 30-lambda path {np.median(path_times):.2f} s (medians).", "",
+             "| k | top-k overlap | KOMD F1, EasyMKL top-k | KOMD F1, RLS2 top-k |", "|---|---|---|---|"]
+    for k in ks:
+        overlap, f1_easymkl, f1_rls2 = np.median(np.array(rows[k]), axis=0)
+        lines.append(f"| {k} | {overlap:.0f} | {f1_easymkl:.3f} | {f1_rls2:.3f} |")
+    scaler = make_feature_scaler().fit(data.X)
+    X_all = scaler.transform(data.X)
+    easymkl = EasyMKLSelector(k="all").fit(X_all, data.y).ranking_
+    rls2, _ = rls2_path_ranking(X_all, data.y)
+    lines += ["", "Top 10 on all windows:", "", "| rank | EasyMKL | RLS2 (path entry) |", "|---|---|---|"]
+    lines += [f"| {i + 1} | {names[e]} | {names[r]} |" for i, (e, r) in enumerate(zip(easymkl[:10], rls2[:10]))]
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--users", type=int, default=10, help="UCI HAPT subjects for part 3; 0 skips it")
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
     lines = ["# RLS2 benchmarks", "", "Command: `.venv/bin/python benchmarks/bench_rls2.py`"
@@ -124,8 +200,13 @@ def main():
               f"| RLS2 (Alg. 3 + pairwise simplex) | {rls2_time:.4f} | 1.00 |",
               f"| sklearn lasso_path (coordinate descent, same grid) | {lasso_time:.4f} | {lasso_time / rls2_time:.2f} |",
               f"| scipy L-BFGS-B on (4.9), warm-started | {oracle_time:.4f} | {oracle_time / rls2_time:.2f} |"]
+    with threadpool_limits(limits=1, user_api="blas"):
+        if args.users and DATA.is_dir():
+            lines += selection_comparison(args.users, ks=(5, 10, 20, 49))
+        else:
+            lines += ["", f"(Feature-selection comparison skipped: no recordings at {DATA} or --users 0.)"]
     RESULTS.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[-8:]))
+    print("\n".join(lines[-30:]))
     print(f"wrote {RESULTS}")
 
 
