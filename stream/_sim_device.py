@@ -8,7 +8,7 @@ The phone's orientation (device → East-North-Up) is composed as
 - W(t), the wobble of the phone against the body with the leg swing (a rotation about body axes
   x = right, y = forward, z = up, one period per stride, zero at each foot strike);
 - P(t), the placement: how the phone lies in the pocket or hand; constant except for occasional
-  re-pocketing, a smooth rotation to a new random attitude over 0.5–1 s.
+  re-pocketing, a smooth rotation to a new attitude of the same placement over 0.5–1 s.
 
 The sensors then read (Android conventions, DESIGN.md "Data model"): accelerometer
 Rᵀ(a_ENU + g·ẑ), linear acceleration Rᵀ·a_ENU, rotation vector q(R) as (x, y, z, w) with w ≥ 0,
@@ -32,17 +32,26 @@ STANDARD_GRAVITY = 9.80665
 @dataclass(frozen=True)
 class _PlacementKind:
     wobble_rad: tuple[float, float, float]  # swing amplitude about body right, forward, up
-    acc_gain: float  # acceleration seen at the phone relative to the trunk
+    acc_gain: float  # gait oscillation seen at the phone relative to the trunk
+    # Typical attitude (device → body rotation vector) and the spread around it (rad per axis);
+    # spread None: any attitude is as likely (a phone loose in a bag).
+    typical_rotvec: tuple[float, float, float]
+    attitude_spread: float | None
+    # Whether the phone goes in either way up and either face out (pockets: yes; a hand: no).
+    flips: bool
 
 
 # A trouser pocket rides on the thigh: it pitches with hip flexion (±15–20° in level walking) and
-# sees larger accelerations than the trunk. A jacket pocket or a bag rides the trunk/shoulder with
-# little swing; a hand held in front of the body is steadied by the arm, which damps the impacts.
+# sees larger accelerations than the trunk; the phone stands on its end (device y along the body's
+# vertical), screen facing forward or back, either end up. A jacket pocket holds it the same way on
+# the trunk, with little swing. A hand holds it screen up, top edge raised ~35° for reading, the arm
+# damping the impacts. In a bag it lies any way at all.
+_UPRIGHT = (np.pi / 2, 0.0, 0.0)  # about body x: device y → body up, screen normal → body back
 PLACEMENTS = {
-    "trouser_pocket": _PlacementKind((0.28, 0.06, 0.08), 1.3),
-    "jacket_pocket": _PlacementKind((0.06, 0.04, 0.05), 1.0),
-    "hand": _PlacementKind((0.05, 0.05, 0.03), 0.8),
-    "bag": _PlacementKind((0.08, 0.08, 0.06), 0.9),
+    "trouser_pocket": _PlacementKind((0.28, 0.06, 0.08), 1.3, _UPRIGHT, 0.25, True),
+    "jacket_pocket": _PlacementKind((0.06, 0.04, 0.05), 1.0, _UPRIGHT, 0.3, True),
+    "hand": _PlacementKind((0.05, 0.05, 0.03), 0.8, (np.radians(35.0), 0.0, 0.0), 0.2, False),
+    "bag": _PlacementKind((0.08, 0.08, 0.06), 0.9, (0.0, 0.0, 0.0), None, False),
 }
 
 # Per-activity scale of the leg swing: hip flexion is larger climbing (~60°) than on the level
@@ -157,10 +166,28 @@ def quat_rotate_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
 
 
-def random_attitude(rng: np.random.Generator, n: int) -> np.ndarray:
-    """``n`` quaternions (x, y, z, w) uniform on the rotation group (normalised 4-D Gaussians)."""
-    q = rng.standard_normal((n, 4))
-    return q / np.linalg.norm(q, axis=1, keepdims=True)
+def random_attitude(rng: np.random.Generator, n: int, placement: str) -> np.ndarray:
+    """``n`` device → body quaternions (x, y, z, w) drawn from ``placement``'s attitude distribution.
+
+    Uniform on the rotation group (normalised 4-D Gaussians) when the placement has no typical
+    attitude; otherwise the typical attitude, optionally flipped end over end and/or face about
+    (each with probability ½), then tilted by a random small rotation.
+    """
+    kind = PLACEMENTS[placement]
+    if kind.attitude_spread is None:
+        q = rng.standard_normal((n, 4))
+        return q / np.linalg.norm(q, axis=1, keepdims=True)
+    attitude = quat_from_rotvec(np.tile(kind.typical_rotvec, (n, 1)))
+    if kind.flips:
+        # Turning the phone about its own long axis (device y) swaps the face it shows; about its
+        # screen normal (device z) puts it upside down. Both are applied in the device frame.
+        flips = rng.integers(0, 2, size=(n, 2)) * np.pi
+        about_long_axis, about_normal = np.zeros((n, 3)), np.zeros((n, 3))
+        about_long_axis[:, 1], about_normal[:, 2] = flips[:, 0], flips[:, 1]
+        flip = quat_multiply(quat_from_rotvec(about_long_axis), quat_from_rotvec(about_normal))
+        attitude = quat_multiply(attitude, flip)
+    tilt = quat_from_rotvec(kind.attitude_spread * rng.standard_normal((n, 3)))
+    return quat_multiply(tilt, attitude)
 
 
 def _smoothstep(s: np.ndarray) -> np.ndarray:
@@ -207,7 +234,7 @@ class DeviceTimeline:
             keep[i] = start[i] >= busy_until
             busy_until = start[i] + duration[i] if keep[i] else busy_until
         self.change_start, self.change_duration = start[keep], duration[keep]
-        self.attitudes = random_attitude(rng, self.change_start.size + 1)
+        self.attitudes = random_attitude(rng, self.change_start.size + 1, placement)
         self._change_rotvec = quat_to_rotvec(quat_multiply(quat_conjugate(self.attitudes[:-1]), self.attitudes[1:]))
         # Taking the phone out and putting it back lifts it by 5–20 cm and returns it.
         self._lift_m = rng.uniform(0.05, 0.20, size=self.change_start.size)

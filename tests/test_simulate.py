@@ -401,3 +401,26 @@ def test_horizontal_acceleration_integrates_to_the_turning_velocity():
     # What is left is the postural sway's integral over 1 s: three sinusoids of amplitude 0.03/√3
     # per axis, each integrating to at most 1 s × its amplitude, so ≤ 0.052 m/s per axis.
     np.testing.assert_allclose(measured, expected, atol=0.06)
+
+
+@pytest.mark.parametrize(
+    "placement, check",
+    [
+        # Upright in a pocket, either end up: gravity lies along the device's long axis (±y).
+        ("trouser_pocket", lambda up: np.median(np.abs(up[:, 1])) > 0.85),
+        ("jacket_pocket", lambda up: np.median(np.abs(up[:, 1])) > 0.85),
+        # Read in the hand: screen up, top edge raised 35°, so "up" is (0, sin 35°, cos 35°).
+        ("hand", lambda up: np.allclose(np.median(up, axis=0), [0, np.sin(0.61), np.cos(0.61)], atol=0.1)),
+        # Loose in a bag, any attitude: "up" is uniform on the sphere, mean ≈ 0.
+        ("bag", lambda up: np.linalg.norm(up.mean(axis=0)) < 0.1),
+    ],
+)
+def test_placement_attitudes_put_gravity_where_the_phone_lies(placement, check):
+    """The body's up direction seen in the device frame, Pᵀẑ (scipy), for 2000 drawn attitudes."""
+    attitudes = _sim_device.random_attitude(np.random.default_rng(0), 2000, placement)
+    up_in_device = Rotation.from_quat(attitudes).inv().apply([0.0, 0.0, 1.0])
+    assert check(up_in_device)
+    if placement.endswith("pocket"):  # either end up, either face out, each about half the time
+        assert 0.45 < np.mean(up_in_device[:, 1] > 0) < 0.55
+        facing = Rotation.from_quat(attitudes).apply([0.0, 0.0, 1.0])[:, 1]  # screen normal · forward
+        assert 0.45 < np.mean(facing > 0) < 0.55
