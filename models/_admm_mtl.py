@@ -247,7 +247,7 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         ADMM penalty; it changes the path, not the solution.
     solver : {"dual", "sgd"}, default="dual"
         Per-task w-step. ``"dual"`` solves it exactly (box-constrained dual by
-        L-BFGS-B, warm-started from the previous iteration); ``"sgd"`` is the
+        coordinate descent, warm-started from the previous iteration); ``"sgd"`` is the
         thesis's Algorithm 4 (spec §4.4), whose noise usually keeps the
         residuals above tight tolerances until ``max_iter``.
     sgd_epochs : int, default=10
@@ -324,8 +324,9 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "lambda1": [Interval(Real, 0, None, closed="neither")],
-        "lambda2": [Interval(Real, 0, None, closed="neither")],
+        # (0, inf]: an infinite lambda is the one-model or independent-models limit.
+        "lambda1": [Interval(Real, 0, np.inf, closed="right")],
+        "lambda2": [Interval(Real, 0, np.inf, closed="right")],
         "eta": [Interval(Real, 0, None, closed="neither")],
         "solver": [StrOptions({"dual", "sgd"})],
         "sgd_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -424,7 +425,7 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         rho1, rho2 = variance_regularization_weights(self.lambda1, self.lambda2, n_tasks)
         rows = [np.flatnonzero(task_index == t) for t in range(n_tasks)]
         sizes = [len(r) for r in rows]
-        n_blocks = 1 if client is None else min(n_tasks, 4 * max(1, len(client.scheduler_info()["workers"])))
+        n_blocks = 1 if client is None else min(n_tasks, 2 * max(1, len(client.scheduler_info()["workers"])))
         groups = _balanced_blocks(sizes, n_blocks)
         blocks = [[(Xa[rows[t]], signs[rows[t]]) for t in g] for g in groups]
         runner = _SerialBlocks(blocks) if client is None else _DaskBlocks(client, blocks)
