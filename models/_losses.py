@@ -53,6 +53,7 @@ def _logistic_beta_scalar(a, C, alpha):
     lo = -(a + C) / alpha
     hi = -a / alpha
     t = 0.5 * (lo + hi)
+    step_before = hi - lo
     for _ in range(_LOGISTIC_MAX_NEWTON):
         if t >= 0.0:
             s = 1.0 / (1.0 + math.exp(-t))
@@ -64,9 +65,13 @@ def _logistic_beta_scalar(a, C, alpha):
             hi = t
         else:
             lo = t
-        t_new = t - h / (alpha + C * s * (1.0 - s))
-        if not (lo < t_new < hi):
+        slope = alpha + C * s * (1.0 - s)
+        t_new = t - h / slope
+        # Bisect when Newton leaves the bracket or does not halve the step ("rtsafe"):
+        # in the flat tails of the sigmoid plain Newton can bounce for many iterations.
+        if not (lo < t_new < hi) or abs(2.0 * h) > abs(step_before * slope):
             t_new = 0.5 * (lo + hi)
+        step_before = t_new - t
         if abs(t_new - t) <= 1e-13 * (1.0 + abs(t)) or hi - lo <= 1e-13 * (1.0 + abs(t)):
             t = t_new
             break
@@ -115,13 +120,17 @@ def _logistic_beta(a, C, alpha):
     lo = -(a + C) / alpha
     hi = -a / alpha
     t = 0.5 * (lo + hi)
+    step_before = hi - lo
     for _ in range(_LOGISTIC_MAX_NEWTON):
         s = _sigmoid(t)
         h = alpha * t + a + C * s
         hi = np.where(h > 0, t, hi)
         lo = np.where(h > 0, lo, t)
-        t_new = t - h / (alpha + C * s * (1.0 - s))
-        t_new = np.where((lo < t_new) & (t_new < hi), t_new, 0.5 * (lo + hi))
+        slope = alpha + C * s * (1.0 - s)
+        t_new = t - h / slope
+        newton_ok = (lo < t_new) & (t_new < hi) & (np.abs(2.0 * h) <= np.abs(step_before * slope))
+        t_new = np.where(newton_ok, t_new, 0.5 * (lo + hi))
+        step_before = t_new - t
         done = np.abs(t_new - t) <= 1e-13 * (1.0 + np.abs(t))
         t = t_new
         if np.all(done | (hi - lo <= 1e-13 * (1.0 + np.abs(t)))):
