@@ -6,8 +6,10 @@ the batch functions are the block form on a fresh stage.
 from ._buffer_mean import CausalBufferMean, causal_buffer_mean
 from ._frontend import FrontEnd, FrontEndResult, run_front_end
 from ._fusion import with_virtual_sensors
-from ._log import STAIR_ACTIVITIES, Activity, SensorLog, StepTruth
+from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_experiments
+from ._log import STAIR_ACTIVITIES, STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 from ._orientation import MadgwickOrientation, mizell_components, quat_to_matrix, rotate_by_quaternion
+from ._resample import resample
 from ._segment import (
     SlidingWindower,
     StepSegmenter,
@@ -17,6 +19,9 @@ from ._segment import (
     segment_steps,
     sliding_windows,
 )
+from ._sim_device import SensorModel
+from ._sim_gait import Person
+from ._simulate import simulate, simulate_chunks
 from ._standardize import Standardized, Standardizer, resolve_orientation, standardize
 
 __all__ = [
@@ -24,6 +29,16 @@ __all__ = [
     "SensorLog",
     "StepTruth",
     "STAIR_ACTIVITIES",
+    "STANDARD_GRAVITY",
+    "load_uci_hapt",
+    "uci_hapt_experiments",
+    "load_oxford",
+    "oxford_recordings",
+    "resample",
+    "simulate",
+    "simulate_chunks",
+    "Person",
+    "SensorModel",
     "CausalBufferMean",
     "causal_buffer_mean",
     "MadgwickOrientation",

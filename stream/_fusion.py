@@ -13,12 +13,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._log import SensorLog
+from ._log import STANDARD_GRAVITY, SensorLog
 from ._orientation import MadgwickOrientation, rotate_by_quaternion
 
-__all__ = ["with_virtual_sensors", "STANDARD_GRAVITY"]
-
-STANDARD_GRAVITY = 9.80665
+__all__ = ["with_virtual_sensors"]
 
 
 def with_virtual_sensors(log: SensorLog, *, gain: float = 0.033) -> SensorLog:

@@ -12,7 +12,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = ["Activity", "StepTruth", "SensorLog", "STAIR_ACTIVITIES"]
+__all__ = ["Activity", "StepTruth", "SensorLog", "STAIR_ACTIVITIES", "STANDARD_GRAVITY"]
+
+#: m/s² per g: Android's SensorManager.STANDARD_GRAVITY, the g → m/s² conversion everywhere.
+STANDARD_GRAVITY = 9.80665
 
 
 class Activity(enum.IntEnum):

@@ -20,13 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._log import STANDARD_GRAVITY
 from ._sim_gait import GaitTimeline
 
-__all__ = ["STANDARD_GRAVITY", "PLACEMENTS", "SensorModel", "DeviceTimeline"]
+__all__ = ["PLACEMENTS", "SensorModel", "DeviceTimeline"]
 
 
-#: m/s², the conventional value Android's SensorManager.STANDARD_GRAVITY uses.
-STANDARD_GRAVITY = 9.80665
 
 
 @dataclass(frozen=True)

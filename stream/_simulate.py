@@ -24,10 +24,9 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ._log import SensorLog, StepTruth
+from ._log import STANDARD_GRAVITY, SensorLog, StepTruth
 from ._sim_device import (
     PLACEMENTS,
-    STANDARD_GRAVITY,
     DeviceTimeline,
     SensorModel,
     quat_from_rotvec,

@@ -17,8 +17,8 @@ from scipy.spatial.transform import Rotation
 
 from stairsense.stream import Activity
 from stairsense.stream import _sim_device, _sim_gait, _simulate
+from stairsense.stream._log import STANDARD_GRAVITY
 from stairsense.stream._sim_device import (
-    STANDARD_GRAVITY,
     SensorModel,
     quat_from_rotvec,
     quat_multiply,
