@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import os
 import re
 import tempfile
@@ -28,7 +27,7 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa

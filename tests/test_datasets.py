@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-from stairsense.stream._csvio import G
 from stairsense.stream._datasets import (
     load_oxford,
     load_uci_hapt,
