@@ -1,0 +1,329 @@
+"""Export a trained stair-step classifier to one compact ONNX graph, checked against Python.
+
+Spec donini-easymkl-komd-climbtheworld-admm §6 (first bullet: the KOMD-RBF model as standard ops
+with the support set as constants, together with the [-1, 1] scaler and the feature subset),
+§3.6 (the features) and §1.2 (the decision f(x) − θ ≥ 0 ⇒ STAIR).
+
+The graph takes the standardized samples of ONE window, ``samples: [n, 3] float32`` (``[n, 6]``
+for Mizell's vertical + horizontal streams), and outputs ``score: [1] float32`` (the KOMD decision)
+and ``stair: [1] bool`` (score ≥ 0). Inside: the features EasyMKL kept (float64 statistics,
+:mod:`._features_graph`), the scaler restricted to them with its clipping, a cast to float32 and
+the RBF decision (:mod:`._compact`).
+
+Every export runs the exported graph in ONNX Runtime on a validation set of windows and compares
+it with the float64 Python pipeline on the same float32 samples; it raises
+:class:`ExportParityError` and writes nothing if the check fails. Files are written to a temporary
+name in the target folder and renamed, so a failed or interrupted export never leaves a half model.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from sklearn.feature_selection import SelectorMixin
+from sklearn.preprocessing import MinMaxScaler
+from sklearn.utils.validation import check_is_fitted
+
+from stairsense.features._window_features import window_features
+from stairsense.models._komd import KOMDClassifier
+from stairsense.models._stairstep import StairstepModel, _package_version, load_model
+
+from ._compact import PRECISIONS, RBFHead, add_rbf_decision, reduce_support, save_ort_format
+from ._features_graph import add_window_features, parse_feature_names
+from ._graph import GraphBuilder
+from ._metadata import write_metadata
+
+__all__ = ["ExportParityError", "ExportReport", "build_onnx_model", "export_model", "validation_windows"]
+
+#: fp32 parity: largest |ONNX score − Python score| accepted (issue 4).
+SCORE_TOLERANCE = 1e-4
+#: fp16/int8 (and reduced-support) parity: least fraction of windows with the same STAIR decision.
+MIN_AGREEMENT = 0.995
+STAIR = 1
+
+
+class ExportParityError(RuntimeError):
+    """The exported graph disagrees with the Python model beyond the tolerances; nothing was written."""
+
+
+@dataclass
+class ExportReport:
+    """What :func:`export_model` wrote and how well it matches the Python model (``to_dict`` is JSON)."""
+
+    path: str
+    precision: str
+    size_bytes: int
+    n_features: int
+    n_support_vectors: int
+    n_support_vectors_trained: int
+    parity: dict = field(default_factory=dict)
+    ort_path: str | None = None
+    ort_size_bytes: int | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _as_model(model_or_path) -> StairstepModel:
+    if isinstance(model_or_path, StairstepModel):
+        return model_or_path
+    if isinstance(model_or_path, (str, os.PathLike)):
+        return load_model(model_or_path)
+    raise TypeError(
+        f"export_model needs a StairstepModel or the path of a saved one, got {type(model_or_path).__name__}; "
+        "wrap a fitted pipeline with StairstepModel.train (it records the configuration and feature names)"
+    )
+
+
+def _unpack(model: StairstepModel):
+    """(scaler, support mask, KOMD) of a scale → select → KOMD pipeline, or a clear refusal."""
+    steps = [est for _, est in getattr(model.pipeline, "steps", [])]
+    kinds = (MinMaxScaler, SelectorMixin, KOMDClassifier)
+    if len(steps) != 3 or not all(isinstance(s, k) for s, k in zip(steps, kinds)):
+        got = [type(s).__name__ for s in steps] or type(model.pipeline).__name__
+        raise ValueError(
+            f"only the stair-step pipeline MinMaxScaler → selector → KOMDClassifier(rbf) can be exported, got {got}; "
+            "build it with make_stairstep_pipeline"
+        )
+    scaler, selector, komd = steps
+    for est in steps:
+        check_is_fitted(est)
+    if [int(c) for c in komd.classes_] != [0, STAIR]:
+        raise ValueError(f"the classifier must be trained on labels 0 = NO_STAIR, 1 = STAIR; got classes {komd.classes_}")
+    return scaler, np.flatnonzero(selector.get_support()), komd
+
+
+def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_support_vectors: int | None = None):
+    """The window → (score, stair) ONNX graph of ``model``, without metadata or checks.
+
+    Parameters
+    ----------
+    model : StairstepModel
+    precision : {"fp32", "fp16", "int8"}
+        Storage of the support set (see :mod:`stairsense.export._compact`).
+    max_support_vectors : int, optional
+        Keep only this many support vectors (:func:`~stairsense.export._compact.reduce_support`).
+
+    Returns
+    -------
+    onnx_model : onnx.ModelProto
+    stored : callable
+        ``stored(X)`` → float64 scores of the model as stored (reduced and rounded), on the full
+        (N, 79·B) feature matrix: the graph's reference up to float32 arithmetic.
+    stored_head : RBFHead
+        The support vectors and coefficients as stored.
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    scaler, selected, komd = _unpack(model)
+    n_blocks, _ = parse_feature_names(model.feature_names)
+    g = GraphBuilder()
+    samples = g.input("samples", np.float32, ["n", 3 * n_blocks])
+    features = add_window_features(g, samples, model.feature_names, selected)
+    scale, offset = scaler.scale_[selected], scaler.min_[selected]
+    scaled = g.op("Add", g.op("Mul", features, g.const(scale, "scale")), g.const(offset, "offset"))
+    if scaler.clip:
+        low, high = scaler.feature_range
+        scaled = g.op("Clip", scaled, g.const(np.float64(low)), g.const(np.float64(high)))
+    x = g.op("Cast", scaled, to=onnx.TensorProto.FLOAT, hint="scaled")
+    head = reduce_support(RBFHead.from_komd(komd), max_support_vectors)
+    score, stored_head = add_rbf_decision(g, x, head, precision)
+    g.rename(score, "score")
+    g.rename(g.op("GreaterOrEqual", "score", g.const(np.float32(0.0))), "stair")
+    onnx_model = g.model({"score": (np.float32, [1]), "stair": (np.bool_, [1])}, name="stairsense_stairstep")
+
+    def stored(X):
+        return stored_head.decision_function(scaler.transform(np.asarray(X, np.float64))[:, selected])
+
+    return onnx_model, stored, stored_head
+
+
+def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray]:
+    """Standardized samples and window offsets to check an export on.
+
+    ``validation`` is ``(samples, offsets)``; a ``SensorLog`` or a list of them (run through the
+    front end with ``config``, kept windows only); or ``None``: a 4-minute simulated log (seed 0),
+    which covers walking, stairs and standing.
+    """
+    from stairsense.stream._frontend import FrontEnd
+    from stairsense.stream._log import SensorLog
+    from stairsense.stream._resample import resample
+    from stairsense.stream._simulate import simulate
+    from stairsense.stream._standardize import resolve_orientation
+
+    if isinstance(validation, tuple) and len(validation) == 2:
+        samples, offsets = validation
+        return np.asarray(samples, np.float32), np.asarray(offsets, np.intp)
+    logs = [simulate(minutes=4, seed=0)] if validation is None else (
+        [validation] if isinstance(validation, SensorLog) else list(validation))
+    parts, offsets, total = [], [0], 0
+    for log in logs:
+        if not isinstance(log, SensorLog):
+            raise TypeError(f"validation must be (samples, offsets), a SensorLog or a list of them; got {type(log).__name__}")
+        if config.rate_hz is not None:
+            log = resample(log, config.rate_hz)
+        result = FrontEnd(config, resolve_orientation(config, log), rate_hz=log.rate_hz).process(log)
+        index, offs = result.windows.sample_index(result.windows.kept)
+        parts.append(result.standardized.samples[index])
+        offsets.extend(total + offs[1:])
+        total += index.size
+    return np.concatenate(parts).astype(np.float32), np.asarray(offsets, np.intp)
+
+
+def _session(model_bytes_or_path):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    source = model_bytes_or_path if isinstance(model_bytes_or_path, bytes) else str(model_bytes_or_path)
+    return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+
+
+def _onnx_scores(session, samples, offsets) -> np.ndarray:
+    return np.array([session.run(["score"], {"samples": samples[a:b]})[0][0]
+                     for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.float64)
+
+
+def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_agreement) -> dict:
+    """Compare ONNX scores with the Python model; raise ExportParityError when out of tolerance."""
+    report = {
+        "n_windows": int(scores.size),
+        "max_abs_diff_vs_stored": float(np.max(np.abs(scores - stored))),
+        "max_abs_diff_vs_python": float(np.max(np.abs(scores - reference))),
+        "decision_agreement": float(np.mean((scores >= 0) == (reference >= 0))),
+        "python_stair_windows": int(np.sum(reference >= 0)),
+        "onnx_stair_windows": int(np.sum(scores >= 0)),
+    }
+    failures = []
+    gap = report["max_abs_diff_vs_python" if exact_reference else "max_abs_diff_vs_stored"]
+    if gap > score_tol:
+        failures.append(f"scores differ by up to {gap:.3g} > {score_tol:g}")
+    if not exact_reference and report["decision_agreement"] < min_agreement:
+        failures.append(f"STAIR decisions agree on {report['decision_agreement']:.2%} of windows < {min_agreement:.2%}")
+    if failures:
+        raise ExportParityError(
+            f"the exported graph does not match the Python model on {scores.size} validation windows: "
+            f"{'; '.join(failures)}. Nothing was written; try a higher precision or more support vectors"
+        )
+    return report
+
+
+def _atomic_target(path: Path) -> Path:
+    # Keep the real suffix last: ONNX Runtime tells ORT-format files from ONNX ones by ".ort".
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
+def export_model(model, out, precision: str = "fp32", ort: bool = False, validation=None, *,
+                 max_support_vectors: int | None = None, score_tol: float = SCORE_TOLERANCE,
+                 min_agreement: float = MIN_AGREEMENT) -> ExportReport:
+    """Export a stair-step classifier to ``out`` (ONNX), check it against Python, and report.
+
+    Parameters
+    ----------
+    model : StairstepModel or path
+        A trained model or a file written by ``save_model``.
+    out : str or Path
+        The ``.onnx`` file to write. Its folder must exist.
+    precision : {"fp32", "fp16", "int8"}, default="fp32"
+        Storage of the support set; arithmetic is float32 in all three.
+    ort : bool, default=False
+        Also write ``out`` with suffix ``.ort`` in ONNX Runtime's ORT format (mobile minimal builds),
+        checked like the ONNX file.
+    validation : None, (samples, offsets), SensorLog or list of SensorLog
+        Windows for the parity check (see :func:`validation_windows`).
+    max_support_vectors : int, optional
+        Keep only this many support vectors (largest γ, renormalised per class).
+    score_tol : float, default=1e-4
+        fp32 full-support exports: largest accepted |ONNX − Python| score difference. Compacted
+        or reduced exports must match *their stored weights* to this tolerance.
+    min_agreement : float, default=0.995
+        Compacted or reduced exports: least fraction of windows with the Python model's decision.
+
+    Returns
+    -------
+    ExportReport
+
+    Raises
+    ------
+    ExportParityError
+        If the check fails; no file is written or replaced.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from stairsense import PipelineConfig
+    >>> from stairsense.features._window_features import FEATURE_NAMES, window_features
+    >>> from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline
+    >>> rng = np.random.default_rng(0)
+    >>> windows = [rng.normal(size=(20, 3)) * (1 + (i % 2)) for i in range(80)]
+    >>> offsets = np.arange(81) * 20
+    >>> samples = np.concatenate(windows).astype(np.float32)
+    >>> X, y = window_features(samples, offsets), np.arange(80) % 2
+    >>> model = StairstepModel.train(make_stairstep_pipeline(k=5, gamma=0.5), X, y,
+    ...                              config=PipelineConfig(), feature_names=FEATURE_NAMES)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     report = export_model(model, d + "/stairs.onnx", validation=(samples, offsets))
+    >>> report.n_features, report.parity["max_abs_diff_vs_python"] < 1e-4
+    (5, True)
+    """
+    model = _as_model(model)
+    out = Path(out)
+    if not out.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {out}: folder {out.parent} does not exist")
+    onnx_model, stored, stored_head = build_onnx_model(model, precision, max_support_vectors=max_support_vectors)
+    samples, offsets = validation_windows(validation, model.config)
+    if offsets.size < 2:
+        raise ValueError("the validation set has no windows; pass windows or a log with steps")
+    X = window_features(samples.astype(np.float64), offsets)
+    reference = model.decision_function(X)
+    exact = precision == "fp32" and stored_head.dual_coef.size == model.pipeline[-1].dual_coef_.size
+    scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets)
+    parity = _parity(scores, reference, stored(X), exact_reference=exact, score_tol=score_tol,
+                     min_agreement=min_agreement)
+    selected = model.pipeline[-2].get_support()
+    write_metadata(onnx_model, {
+        "config": model.config.to_dict(),
+        "feature_names": [n for n, keep in zip(model.feature_names, selected) if keep],
+        "input_feature_names": model.feature_names,
+        "training": model.summary,
+        "version": _package_version(),
+        "precision": precision,
+        "compaction": {"precision": precision, "support_vectors": int(stored_head.dual_coef.size),
+                       "trained_support_vectors": int(model.pipeline[-1].dual_coef_.size)},
+        "parity": parity,
+    })
+    written = []
+    try:
+        tmp = _atomic_target(out)
+        written.append(tmp)
+        onnx.save_model(onnx_model, tmp)
+        ort_tmp = None
+        if ort:
+            ort_tmp = _atomic_target(out.with_suffix(".ort"))
+            written.append(ort_tmp)
+            save_ort_format(tmp, ort_tmp)
+            ort_scores = _onnx_scores(_session(ort_tmp), samples, offsets)
+            parity["ort_format_max_abs_diff_vs_onnx"] = float(np.max(np.abs(ort_scores - scores)))
+            if parity["ort_format_max_abs_diff_vs_onnx"] > score_tol:
+                raise ExportParityError(
+                    f"the ORT-format model differs from the ONNX model by {parity['ort_format_max_abs_diff_vs_onnx']:.3g}"
+                    f" > {score_tol:g} on the validation windows; nothing was written"
+                )
+            os.replace(ort_tmp, out.with_suffix(".ort"))
+        os.replace(tmp, out)
+    finally:
+        for path in written:
+            path.unlink(missing_ok=True)
+    return ExportReport(
+        path=str(out), precision=precision, size_bytes=out.stat().st_size, n_features=int(selected.sum()),
+        n_support_vectors=int(stored_head.dual_coef.size),
+        n_support_vectors_trained=int(model.pipeline[-1].dual_coef_.size), parity=parity,
+        ort_path=str(out.with_suffix(".ort")) if ort else None,
+        ort_size_bytes=out.with_suffix(".ort").stat().st_size if ort else None,
+    )

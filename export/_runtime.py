@@ -1,0 +1,249 @@
+"""Run an exported stair-step model through ONNX Runtime, the way a phone does.
+
+:class:`OnnxStairModel` loads a ``.onnx`` (or ``.ort``) file written by
+:func:`stairsense.export._export.export_model`, refuses files it cannot trust with an error naming
+the file (not an ONNX model, truncated, corrupt, foreign, another format version, or trained for
+another front-end configuration), and classifies windows given as standardized samples, one
+ONNX Runtime call per window.
+
+Replay protocol: the model sets ``wants_samples = True``; a caller that sees it passes
+``predict_windows(samples, offsets)`` (window w = ``samples[offsets[w]:offsets[w+1]]``) instead of
+``predict(X)`` on features.
+"""
+from __future__ import annotations
+
+import collections
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+
+from stairsense.config import PipelineConfig
+from stairsense.models._stairstep import _READ_ONLY_FIELDS
+
+from ._metadata import FORMAT, FORMAT_VERSION, HASH_KEY, content_hash, read_metadata
+
+__all__ = ["OnnxModelError", "OnnxStairModel", "inspect_model"]
+
+# The FlatBuffers file identifier of ONNX Runtime's ORT format, at bytes 4..8.
+_ORT_IDENTIFIER = b"ORTM"
+_STAIR, _NO_STAIR = 1, 0
+
+
+class OnnxModelError(ValueError):
+    """An ONNX file that cannot be used as a stairsense stair-step model; the message names it."""
+
+
+def _is_ort_format(path: Path, head: bytes) -> bool:
+    return path.suffix == ".ort" or head[4:8] == _ORT_IDENTIFIER
+
+
+def _read_onnx(path: Path) -> onnx.ModelProto:
+    """Parse and verify an ONNX protobuf file: parseable, ours, our version, hash intact."""
+    data = path.read_bytes()
+    if not data:
+        raise OnnxModelError(f"{path}: empty file; export the model again (stairsense export)")
+    try:
+        model = onnx.load_model_from_string(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise OnnxModelError(f"{path}: not an ONNX model, or truncated/corrupt ({exc}); export it again") from exc
+    _check_metadata(path, read_metadata(model))
+    stamped = {p.key: p.value for p in model.metadata_props}.get(HASH_KEY)
+    if stamped != content_hash(model):
+        raise OnnxModelError(
+            f"{path}: corrupt or modified model (its content SHA-256 does not match the one stamped at export); "
+            "copy the file again or re-export"
+        )
+    return model
+
+
+def _check_metadata(path, meta: dict) -> None:
+    if meta.get("format") != FORMAT:
+        raise OnnxModelError(
+            f"{path}: a foreign ONNX model (no '{FORMAT}' metadata); only models written by stairsense export "
+            "carry the configuration and feature names a replay needs"
+        )
+    if meta.get("format_version") != str(FORMAT_VERSION):
+        raise OnnxModelError(
+            f"{path}: stairsense ONNX format version {meta.get('format_version')!r}, this stairsense reads "
+            f"{FORMAT_VERSION}; re-export the model with this version"
+        )
+
+
+def _config_diffs(model_config: dict, config: PipelineConfig) -> list[str]:
+    given = config.to_dict()
+    return [f"{k}: model {model_config.get(k)!r}, given {given[k]!r}" for k in given
+            if k not in _READ_ONLY_FIELDS and model_config.get(k) != given[k]]
+
+
+class OnnxStairModel:
+    """A stair-step model exported to ONNX, run through ONNX Runtime one window at a time.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.onnx`` file from ``stairsense export`` (or its ``.ort`` twin).
+    config : PipelineConfig, optional
+        The configuration the caller will replay with. If given, it must agree with the one in
+        the model's metadata (every field that changes windows or features), else
+        :class:`OnnxModelError` lists the differences.
+    threads : int, default=1
+        ONNX Runtime intra-op threads; one window is too small to share.
+
+    Attributes
+    ----------
+    metadata : dict
+        The decoded ``stairsense.*`` metadata (see :func:`inspect_model`).
+    config : PipelineConfig
+        The model's configuration (with the caller's read-only settings such as ``max_gap_s``).
+    wants_samples : bool
+        Always True: ``pipeline.replay`` passes window samples to :meth:`predict_windows`.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from stairsense import PipelineConfig
+    >>> from stairsense.features._window_features import FEATURE_NAMES, window_features
+    >>> from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline
+    >>> from stairsense.export._export import export_model
+    >>> rng = np.random.default_rng(0)
+    >>> samples = (rng.normal(size=(1600, 3)) * np.repeat(1 + np.arange(80) % 2, 20)[:, None]).astype(np.float32)
+    >>> offsets = np.arange(81) * 20
+    >>> X, y = window_features(samples, offsets), np.arange(80) % 2
+    >>> model = StairstepModel.train(make_stairstep_pipeline(k=5, gamma=0.5), X, y,
+    ...                              config=PipelineConfig(), feature_names=FEATURE_NAMES)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = export_model(model, d + "/stairs.onnx", validation=(samples, offsets))
+    ...     onnx_model = OnnxStairModel(d + "/stairs.onnx", config=PipelineConfig())
+    >>> bool((onnx_model.predict_windows(samples, offsets) == model.predict(X)).all())
+    True
+    """
+
+    wants_samples = True
+
+    def __init__(self, path, config: PipelineConfig | None = None, *, threads: int = 1):
+        import onnxruntime as ort
+
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"{self.path}: no such model file")
+        with open(self.path, "rb") as f:
+            head = f.read(8)
+        ort_format = _is_ort_format(self.path, head)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        if ort_format:
+            options.add_session_config_entry("session.load_model_format", "ORT")
+            source = str(self.path)
+        else:
+            source = _read_onnx(self.path).SerializeToString()
+        try:
+            self._session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # ORT raises its own exception types per failure kind
+            raise OnnxModelError(
+                f"{self.path}: ONNX Runtime cannot load this model ({type(exc).__name__}: {exc}); "
+                "it may be truncated, corrupt or from a newer exporter — export it again"
+            ) from exc
+        self.metadata = read_metadata(self._session.get_modelmeta().custom_metadata_map)
+        if ort_format:
+            _check_metadata(self.path, self.metadata)
+        model_config = self.metadata["config"]
+        if config is not None:
+            diffs = _config_diffs(model_config, config)
+            if diffs:
+                raise OnnxModelError(
+                    f"{self.path}: the replay configuration differs from the one this model was trained with, "
+                    f"so its windows and features would not match ({'; '.join(diffs)}); replay with the "
+                    "model's configuration or export a model trained with this one"
+                )
+            model_config = {**model_config, **{k: config.to_dict()[k] for k in _READ_ONLY_FIELDS}}
+        self.config = PipelineConfig.from_dict(model_config)
+        shape = self._session.get_inputs()[0].shape
+        self.n_columns = int(shape[1])
+
+    def _windows(self, samples, offsets):
+        samples = np.ascontiguousarray(samples, dtype=np.float32)
+        offsets = np.asarray(offsets, dtype=np.intp)
+        if samples.ndim != 2 or samples.shape[1] != self.n_columns:
+            raise ValueError(
+                f"{self.path.name} takes standardized samples with {self.n_columns} columns per row; got shape "
+                f"{samples.shape}"
+            )
+        if offsets.ndim != 1 or offsets.size < 1 or offsets[0] < 0 or offsets[-1] > samples.shape[0]:
+            raise ValueError(f"offsets must be W + 1 window boundaries within [0, {samples.shape[0]}], got {offsets[:5]}…")
+        counts = np.diff(offsets)
+        if (counts < 2).any():
+            w = int(np.flatnonzero(counts < 2)[0])
+            raise ValueError(f"window {w} has {counts[w]} samples; every window needs at least 2 (spec §3.6 resolution 7)")
+        return samples, offsets
+
+    def decision_windows(self, samples, offsets) -> np.ndarray:
+        """KOMD scores (≥ 0 means STAIR) of each window, float32 as the phone computes them.
+
+        Parameters
+        ----------
+        samples : array-like of shape (N, 3) (or (N, 6) for Mizell models)
+            Standardized samples of all windows, concatenated.
+        offsets : array-like of int, shape (W + 1,)
+            Window w is ``samples[offsets[w]:offsets[w + 1]]``.
+
+        Returns
+        -------
+        ndarray of shape (W,)
+        """
+        samples, offsets = self._windows(samples, offsets)
+        run = self._session.run
+        return np.array([run(["score"], {"samples": samples[a:b]})[0][0] for a, b in zip(offsets[:-1], offsets[1:])],
+                        dtype=np.float32)
+
+    def predict_windows(self, samples, offsets) -> np.ndarray:
+        """Labels (1 = STAIR, 0 = NO_STAIR) of each window; arguments as :meth:`decision_windows`."""
+        return np.where(self.decision_windows(samples, offsets) >= 0, _STAIR, _NO_STAIR)
+
+    def predict(self, X):
+        raise TypeError(
+            f"{self.path.name} computes its features inside the graph, so it takes window samples: call "
+            "predict_windows(samples, offsets) (pipeline.replay does so for models with wants_samples=True)"
+        )
+
+    def __repr__(self) -> str:
+        return f"OnnxStairModel({str(self.path)!r}, {len(self.metadata.get('feature_names', []))} features)"
+
+
+def inspect_model(path) -> dict:
+    """Describe an exported model: its metadata, file size, inputs/outputs and operators.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    dict
+        ``metadata`` (configuration, selected feature names, training summary, version, precision,
+        parity results, content hash), ``size_bytes``, ``inputs``/``outputs`` (name, type, shape),
+        ``opset`` and ``operators`` (op type → count; empty for ORT-format files).
+
+    Raises
+    ------
+    OnnxModelError
+        For anything that is not an intact stairsense export (see :class:`OnnxStairModel`).
+    """
+    model = OnnxStairModel(path)
+    session = model._session
+    info = {
+        "path": str(model.path),
+        "size_bytes": os.path.getsize(model.path),
+        "metadata": model.metadata,
+        "inputs": [{"name": i.name, "type": i.type, "shape": i.shape} for i in session.get_inputs()],
+        "outputs": [{"name": o.name, "type": o.type, "shape": o.shape} for o in session.get_outputs()],
+        "opset": None,
+        "operators": {},
+    }
+    if not _is_ort_format(model.path, model.path.read_bytes()[:8]):
+        proto = onnx.load_model(model.path)
+        info["opset"] = {o.domain or "ai.onnx": o.version for o in proto.opset_import}
+        info["operators"] = dict(collections.Counter(n.op_type for n in proto.graph.node))
+    return info
