@@ -46,15 +46,17 @@ class GraphBuilder:
     [2.0, 6.0]
     """
 
-    def __init__(self):
+    def __init__(self, prefix: str = ""):
+        self.prefix = prefix
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
         self.inputs: list[onnx.ValueInfoProto] = []
         self._count = 0
 
     def name(self, hint: str) -> str:
+        """A fresh name; ``prefix`` keeps it apart from names of an enclosing (skl2onnx) graph."""
         self._count += 1
-        return f"{hint}_{self._count}"
+        return f"{self.prefix}{hint}_{self._count}"
 
     def input(self, name: str, dtype, shape) -> str:
         self.inputs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape))
@@ -71,6 +73,19 @@ class GraphBuilder:
         out = self.name(hint or op_type.lower())
         self.nodes.append(helper.make_node(op_type, list(inputs), [out], **attrs))
         return out
+
+    def emit_into(self, scope, container) -> None:
+        """Copy the nodes and initializers into a skl2onnx converter's ``container``."""
+        for tensor in self.initializers:
+            if tensor.data_type == TensorProto.STRING:
+                container.add_initializer(tensor.name, tensor.data_type, list(tensor.dims), list(tensor.string_data))
+            else:
+                container.add_initializer(tensor.name, tensor.data_type, list(tensor.dims), tensor)
+        for node in self.nodes:
+            attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            container.add_node(node.op_type, list(node.input), list(node.output),
+                               name=scope.get_unique_operator_name(self.prefix + node.op_type),
+                               op_version=TARGET_OPSET, **attrs)
 
     def rename(self, value: str, name: str) -> str:
         """Expose ``value`` under the graph output name ``name``."""
