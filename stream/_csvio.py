@@ -35,7 +35,7 @@ import pyarrow.csv as pacsv
 
 from stairsense.config import PipelineConfig
 
-from ._log import Activity, SensorLog, StepTruth
+from ._log import STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 
 __all__ = [
     "LogFormatError",
@@ -43,16 +43,12 @@ __all__ = [
     "ReadReport",
     "LogRepairedWarning",
     "REPAIRS",
-    "G",
     "write_log",
     "iter_log_chunks",
     "read_log",
     "read_segments",
     "steps_path",
 ]
-
-#: Standard gravity, m/s² per g (the conversion applied for ``units="g"``).
-G = 9.80665
 
 #: Repairs a reader can apply instead of failing; each one is reported in :class:`ReadReport`.
 REPAIRS = ("sort", "drop-nan", "split-gaps")
@@ -504,7 +500,7 @@ def _blocks(header: _Header, units: str, drop_nan: bool,
             _check_units(path, block.line(0), [block.fields[c] for c in _GROUPS["acc"]], units)
             units_checked = True
         if units == "g":
-            block.fields.update({c: block.fields[c] * G for c in _GROUPS["acc"]})
+            block.fields.update({c: block.fields[c] * STANDARD_GRAVITY for c in _GROUPS["acc"]})
         if len(block):
             yield block
 

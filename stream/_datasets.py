@@ -16,8 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._csvio import G
-from ._log import Activity, SensorLog, StepTruth
+from ._log import STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 
 __all__ = [
     "UCI_HAPT_RATE_HZ",
@@ -108,7 +107,7 @@ def load_uci_hapt(root: str | Path, exp=None, user=None) -> list[SensorLog]:
     for e, u in chosen:
         acc_path = raw / f"acc_exp{e:02d}_user{u:02d}.txt"
         gyro_path = raw / f"gyro_exp{e:02d}_user{u:02d}.txt"
-        acc = _read_matrix(acc_path, 3) * G
+        acc = _read_matrix(acc_path, 3) * STANDARD_GRAVITY
         gyro = _read_matrix(gyro_path, 3)
         if gyro.shape[0] != acc.shape[0]:
             raise ValueError(f"{gyro_path}: {gyro.shape[0]} samples but {acc_path.name} has "
