@@ -83,7 +83,7 @@ def parse_feature_names(names: Sequence[str]) -> tuple[int, list[tuple[int, str]
     --------
     >>> n_blocks, parsed = parse_feature_names(["vertical_" + n for n in FEATURE_NAMES]
     ...                                        + ["horizontal_" + n for n in FEATURE_NAMES])
-    >>> n_blocks, parsed[80]
+    >>> n_blocks, parsed[84]
     (2, (1, 'std_x'))
     """
     names = list(names)

@@ -1,0 +1,271 @@
+"""Tests of the ONNX export: feature graph, whole-model parity, compaction, metadata, loading.
+
+Oracles: the Python feature extractor (window_features) for every graph feature; the float64
+scikit-learn pipeline for the exported decision; KOMD's own θ (spec §1.2) for the re-derived
+threshold; scipy's cdist for the RBF head.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.spatial.distance import cdist
+
+ort = pytest.importorskip("onnxruntime")
+
+from stairsense import PipelineConfig  # noqa: E402
+from stairsense.features._window_features import FEATURE_NAMES, window_features  # noqa: E402
+from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline  # noqa: E402
+from stairsense.export._compact import RBFHead, reduce_support  # noqa: E402
+from stairsense.export._export import ExportParityError, export_model, validation_windows  # noqa: E402
+from stairsense.export._features_graph import window_features_model  # noqa: E402
+from stairsense.export._graph import ALLOWED_OPS  # noqa: E402
+from stairsense.export._runtime import OnnxModelError, OnnxStairModel, inspect_model  # noqa: E402
+
+CONFIG = PipelineConfig(rate_hz=30)
+
+
+def _session(model):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def _hard_windows(rng):
+    """Random windows plus the cases that break naive formulas: near-zero means, constant rows."""
+    windows = [rng.normal(size=(n, 3)) * rng.uniform(0.1, 5) + rng.normal(size=3) * 3 for n in (2, 3, 7, 30, 61)]
+    for scale in (1e-7, 1e-6, 3e-6):  # means straddling the safe-ratio ε = 1e-6, both signs
+        w = rng.normal(size=(25, 3)) * 1e-3
+        windows.append(w - w.mean(axis=0) + rng.choice([-1, 1], size=3) * scale)
+    constant_x = rng.normal(size=(20, 3))
+    constant_x[:, 0] = 0.75
+    windows += [constant_x, np.full((10, 3), 2.5), np.zeros((6, 3)), np.array([[1.0, -1.0, 9.8]] * 4)]
+    windows.append(np.column_stack([np.linspace(-1, 1, 15)] * 3))  # perfectly correlated rows
+    return [w.astype(np.float32) for w in windows]
+
+
+@pytest.mark.parametrize("feature", range(79), ids=lambda i: FEATURE_NAMES[i])
+def test_each_feature_graph_matches_window_features(feature):
+    rng = np.random.default_rng(feature)
+    session = _session(window_features_model([feature]))
+    for window in _hard_windows(rng):
+        got = session.run(None, {"samples": window})[0]
+        expected = window_features(window, [0, len(window)])[:, [feature]]
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12, err_msg=f"window of {len(window)} samples")
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float32, st.tuples(st.integers(2, 40), st.just(3)),
+              elements=st.floats(-50, 50, allow_nan=False, width=32)))
+def test_all_features_graph_matches_window_features_on_random_windows(window):
+    got = _ALL_FEATURES.run(None, {"samples": window})[0]
+    expected = window_features(window, [0, len(window)])
+    # Relative Std ≤ 1e-10·max|row| decides "constant" for Corr; windows right at that knife edge
+    # cannot be told apart by rounding, so they are excluded rather than given a loose tolerance.
+    rows = np.column_stack([window, np.linalg.norm(window.astype(float), axis=1), window[:, :2].sum(1) / 2])
+    edge = np.abs(rows.std(0) / np.maximum(np.abs(rows).max(0), 1e-300) - 1e-10) < 1e-12
+    if not edge.any():
+        np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-10)
+
+
+_ALL_FEATURES = _session(window_features_model())
+
+
+def test_mizell_blocks_read_their_own_columns():
+    names = [f"vertical_{n}" for n in FEATURE_NAMES] + [f"horizontal_{n}" for n in FEATURE_NAMES]
+    selected = [0, 21, 75, 79 + 5, 79 + 60, 79 + 78]
+    rng = np.random.default_rng(3)
+    window = rng.normal(size=(17, 6)).astype(np.float32)
+    got = _session(window_features_model(selected, names)).run(None, {"samples": window})[0]
+    python = np.hstack([window_features(window[:, :3], [0, 17]), window_features(window[:, 3:], [0, 17])])
+    np.testing.assert_allclose(got, python[:, selected], rtol=1e-10)
+
+
+def test_feature_graph_prunes_unneeded_statistics():
+    means_only = window_features_model([0, 1, 2])
+    ops = {n.op_type for n in means_only.graph.node}
+    # The five rows (including the norm) are always built; no extremes, ratios or correlations.
+    assert not ops & {"ReduceMax", "ReduceMin", "Where", "Clip", "GreaterOrEqual"}, ops
+    assert len(means_only.graph.node) < len(window_features_model().graph.node) / 3
+
+
+# ------------------------------------------------------------------------------------------------
+# Whole model
+
+
+@pytest.fixture(scope="module")
+def model():
+    from stairsense.pipeline import window_dataset
+    from stairsense.stream._simulate import simulate
+
+    data = window_dataset([simulate(minutes=3, seed=s) for s in (1, 2)], CONFIG)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # EasyMKL's convergence note on a small set
+        return StairstepModel.train(make_stairstep_pipeline(k=20, random_state=0), data.X, data.y, config=CONFIG,
+                                    feature_names=data.feature_names)
+
+
+@pytest.fixture(scope="module")
+def windows(model):
+    from stairsense.stream._simulate import simulate
+
+    return validation_windows(simulate(minutes=3, seed=7), model.config)
+
+
+@pytest.fixture(scope="module")
+def exported(model, windows, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("export")
+    return {p: export_model(model, folder / f"stairs_{p}.onnx", precision=p, ort=True, validation=windows)
+            for p in ("fp32", "fp16", "int8")}
+
+
+def _python_scores(model, windows):
+    samples, offsets = windows
+    return model.decision_function(window_features(samples.astype(np.float64), offsets))
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "int8"])
+@pytest.mark.parametrize("ort_format", [False, True], ids=["onnx", "ort"])
+def test_runtime_matches_python_model(model, windows, exported, precision, ort_format):
+    report = exported[precision]
+    path = report.ort_path if ort_format else report.path
+    onnx_model = OnnxStairModel(path, config=CONFIG)
+    scores = onnx_model.decision_windows(*windows)
+    python = _python_scores(model, windows)
+    assert scores.size == python.size > 100
+    if precision == "fp32":
+        assert np.max(np.abs(scores - python)) <= 1e-4
+    assert np.mean((scores >= 0) == (python >= 0)) >= 0.995
+    # The replay-level statement: same number of STAIR windows (steps) as the Python model.
+    labels = onnx_model.predict_windows(*windows)
+    assert abs(int(labels.sum()) - int((python >= 0).sum())) <= 0.005 * python.size
+
+
+def test_compaction_shrinks_the_file(exported):
+    sizes = {p: r.size_bytes for p, r in exported.items()}
+    assert sizes["int8"] < sizes["fp16"] < sizes["fp32"]
+    sv = exported["fp32"].n_support_vectors * exported["fp32"].n_features
+    assert sizes["fp32"] - sizes["fp16"] >= 2 * sv * 0.9  # 4 → 2 bytes per support-vector entry
+    k = exported["int8"].n_features  # int8 adds a float32 scale and an int8 zero point per feature
+    assert sizes["fp16"] - sizes["int8"] >= sv - 5 * k - 200  # 2 → 1 byte, minus node and metadata
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "int8"])
+def test_only_standard_operators_and_weights_as_initializers(exported, precision):
+    model = onnx.load(exported[precision].path)
+    for node in model.graph.node:
+        assert node.domain in ("", "ai.onnx.ml"), node
+        assert node.op_type in ALLOWED_OPS, node.op_type
+        assert all(a.type != onnx.AttributeProto.TENSOR for a in node.attribute), node
+    weights = max(model.graph.initializer, key=lambda t: np.prod(t.dims))
+    expected = {"fp32": onnx.TensorProto.FLOAT, "fp16": onnx.TensorProto.FLOAT16, "int8": onnx.TensorProto.INT8}
+    assert weights.data_type == expected[precision]
+    assert list(weights.dims) == [exported[precision].n_features, exported[precision].n_support_vectors]
+
+
+def test_rbf_head_and_threshold_against_independent_oracles(model):
+    komd = model.pipeline[-1]
+    head = RBFHead.from_komd(komd)
+    rederived = head.with_komd_threshold()
+    assert rederived.intercept == pytest.approx(komd.intercept_, abs=1e-12)  # θ = ½γᵀK̂Ŷγ, spec §1.2
+    X = np.random.default_rng(0).uniform(-1, 1, size=(5, head.support_vectors.shape[1]))
+    kernel = np.exp(-head.gamma * cdist(X, head.support_vectors, "sqeuclidean"))
+    np.testing.assert_allclose(head.decision_function(X), kernel @ head.dual_coef + head.intercept, atol=1e-12)
+
+
+def test_reduce_support_keeps_class_totals(model):
+    head = RBFHead.from_komd(model.pipeline[-1])
+    small = reduce_support(head, 10)
+    assert small.dual_coef.size == 10
+    for sign in (1, -1):
+        assert (sign * small.dual_coef > 0).any()
+        assert small.dual_coef[sign * small.dual_coef > 0].sum() == pytest.approx(
+            head.dual_coef[sign * head.dual_coef > 0].sum())
+    kept_min = np.abs(small.dual_coef).min() / np.abs(head.dual_coef).max()
+    assert reduce_support(head, None) is head and kept_min > 0
+
+
+def test_failed_parity_raises_and_writes_nothing(model, windows, tmp_path):
+    out = tmp_path / "stairs.onnx"
+    with pytest.raises(ExportParityError, match="Nothing was written"):
+        export_model(model, out, validation=windows, score_tol=0.0)
+    with pytest.raises(ExportParityError, match="agree on"):
+        export_model(model, out, precision="int8", ort=True, validation=windows, min_agreement=1.01)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_metadata_round_trip(model, exported):
+    info = inspect_model(exported["int8"].path)
+    meta = info["metadata"]
+    assert meta["config"] == model.config.to_dict()
+    selected = model.pipeline[-2].get_support()
+    assert meta["feature_names"] == [n for n, keep in zip(model.feature_names, selected) if keep]
+    assert meta["training"] == model.summary
+    assert meta["precision"] == "int8" and meta["compaction"]["support_vectors"] == exported["int8"].n_support_vectors
+    assert meta["parity"]["decision_agreement"] >= 0.995
+    assert info["inputs"][0]["shape"] == ["n", 3] and [o["name"] for o in info["outputs"]] == ["score", "stair"]
+    assert info["operators"]["DequantizeLinear"] == 1
+    assert inspect_model(exported["int8"].ort_path)["metadata"] == meta  # ORT format keeps it
+
+
+def test_replay_configuration_mismatch_is_refused(exported):
+    path = exported["fp32"].path
+    with pytest.raises(OnnxModelError, match=r"rate_hz: model 30, given 50") as err:
+        OnnxStairModel(path, config=CONFIG.replace(rate_hz=50, smooth_ms=200.0))
+    assert "smooth_ms" in str(err.value) and str(path) in str(err.value)
+    # Read-only settings (how a file is read) may differ and are taken from the caller.
+    assert OnnxStairModel(path, config=CONFIG.replace(max_gap_s=1.0)).config.max_gap_s == 1.0
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda data: data[: len(data) // 2], "not an ONNX model|truncated|corrupt"),
+    (lambda data: data[:-7], "not an ONNX model|truncated|corrupt"),
+    (lambda data: b"", "empty file"),
+    (lambda data: b"t_ns,ax,ay,az\n0,1,2,3\n", "not an ONNX model|foreign"),
+    (lambda data: np.random.default_rng(0).bytes(len(data)), "not an ONNX model|foreign|corrupt"),
+])
+def test_damaged_files_are_refused_naming_the_file(exported, tmp_path, damage, message):
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(damage(open(exported["fp16"].path, "rb").read()))
+    with pytest.raises(OnnxModelError, match=message) as err:
+        OnnxStairModel(path)
+    assert str(path) in str(err.value)
+
+
+def test_flipped_weight_byte_is_detected(exported, tmp_path):
+    model = onnx.load(exported["int8"].path)
+    weights = max(model.graph.initializer, key=lambda t: np.prod(t.dims))
+    raw = bytearray(weights.raw_data)
+    raw[len(raw) // 2] ^= 0x01
+    weights.raw_data = bytes(raw)
+    path = tmp_path / "flipped.onnx"
+    onnx.save_model(model, path)
+    with pytest.raises(OnnxModelError, match="corrupt or modified"):
+        OnnxStairModel(path)
+
+
+def test_foreign_and_truncated_ort_models_are_refused(exported, tmp_path):
+    foreign = tmp_path / "features.onnx"
+    onnx.save_model(window_features_model([0]), foreign)
+    with pytest.raises(OnnxModelError, match="foreign ONNX model"):
+        OnnxStairModel(foreign)
+    truncated = tmp_path / "cut.ort"
+    truncated.write_bytes(open(exported["fp32"].ort_path, "rb").read()[:2000])
+    with pytest.raises(OnnxModelError, match="cut.ort: ONNX Runtime cannot load"):
+        OnnxStairModel(truncated)
+
+
+def test_runtime_input_errors(exported):
+    onnx_model = OnnxStairModel(exported["fp32"].path)
+    assert onnx_model.wants_samples
+    with pytest.raises(TypeError, match="predict_windows"):
+        onnx_model.predict(np.zeros((1, 79)))
+    with pytest.raises(ValueError, match="3 columns"):
+        onnx_model.predict_windows(np.zeros((10, 4)), [0, 10])
+    with pytest.raises(ValueError, match="window 1 has 1 samples"):
+        onnx_model.predict_windows(np.zeros((10, 3)), [0, 5, 6])
