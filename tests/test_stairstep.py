@@ -1,0 +1,211 @@
+"""Stair-step classifier, its model file, and training from labelled logs (spec §3.6–§3.9)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from stairsense import PipelineConfig
+from stairsense.models._stairstep import (
+    ModelFileError,
+    StairstepModel,
+    load_model,
+    make_stairstep_pipeline,
+    save_model,
+)
+from stairsense.pipeline import window_dataset
+from stairsense.stream._csvio import write_log
+from stairsense.stream._log import Activity
+from stairsense.stream._simulate import simulate
+from stairsense._train import evaluate, load_labelled_logs, prepare_logs, train
+
+CONFIG = PipelineConfig(rate_hz=30, orientation="rotvec")
+
+
+@pytest.fixture(scope="module")
+def model():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 6))
+    y = (X[:, 0] - X[:, 2] + 0.5 * rng.normal(size=150) > 0).astype(int)
+    return StairstepModel.train(make_stairstep_pipeline(k=3, lam=0.1, gamma=0.5), X, y, config=CONFIG,
+                                feature_names=[f"f{i}" for i in range(6)], groups=np.arange(150) % 3,
+                                sources=["synthetic"]), X
+
+
+def _payload_offset(path):
+    return len(path.read_bytes().split(b"\n", 1)[0]) + 1
+
+
+def test_round_trip_keeps_predictions_config_and_summary(model, tmp_path):
+    model, X = model
+    back = load_model(save_model(model, tmp_path / "m.ssm"))
+    np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    assert back.config == CONFIG and back.feature_names == model.feature_names
+    assert back.summary["subjects"] == ["0", "1", "2"] and back.summary["n_windows"] == 150
+    assert back.summary["params"]["select__k"] == 3
+    assert [p.name for p in tmp_path.iterdir()] == ["m.ssm"]  # no temporary file left behind
+
+
+def test_the_selector_keeps_the_k_features_easymkl_ranks_first(model):
+    model, _ = model
+    select = model.pipeline.named_steps["select"]
+    assert set(np.flatnonzero(select.get_support())) == set(select.ranking_[:3].tolist())
+    assert {0, 2} <= set(select.ranking_[:3].tolist())  # the two features y depends on
+
+
+def _truncate(path):
+    path.write_bytes(path.read_bytes()[:-100])
+
+
+def _flip_payload_byte(path):
+    data = bytearray(path.read_bytes())
+    data[_payload_offset(path) + 50] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _foreign(path):
+    path.write_text("t_ns,ax,ay,az\n0,0,0,9.8\n")
+
+
+def _empty(path):
+    path.write_bytes(b"")
+
+
+def _binary(path):
+    path.write_bytes(np.random.default_rng(0).bytes(4096))
+
+
+def _edit_header(**changes):
+    def edit(path):
+        head, payload = path.read_bytes().split(b"\n", 1)
+        header = {**json.loads(head), **changes}
+        path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+    return edit
+
+
+@pytest.mark.parametrize("damage, match", [
+    (_truncate, "truncated"),
+    (_flip_payload_byte, "corrupt"),
+    (_foreign, "not a stairsense stair-step model"),
+    (_empty, "not a stairsense stair-step model"),
+    (_binary, "not a stairsense stair-step model"),
+    (_edit_header(format_version=99), "format version 99"),
+    (_edit_header(sklearn_version="0.1"), "scikit-learn '0.1'"),
+    (_edit_header(stairsense_version="9.9"), "stairsense '9.9'"),
+])
+def test_unusable_files_are_refused_naming_the_file(model, tmp_path, damage, match):
+    path = save_model(model[0], tmp_path / "m.ssm")
+    damage(path)
+    with pytest.raises(ModelFileError, match=match) as info:
+        load_model(path)
+    assert str(path) in str(info.value)
+
+
+def test_version_mismatch_can_be_overridden(model, tmp_path):
+    path = save_model(model[0], tmp_path / "m.ssm")
+    _edit_header(sklearn_version="0.1")(path)
+    assert isinstance(load_model(path, allow_version_mismatch=True), StairstepModel)
+
+
+def test_failed_save_keeps_the_old_file(model, tmp_path, monkeypatch):
+    path = save_model(model[0], tmp_path / "m.ssm")
+    before = path.read_bytes()
+
+    def fail(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("stairsense.models._stairstep.os.replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        save_model(model[0], path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m.ssm"]
+
+
+@pytest.mark.parametrize("change", [dict(rate_hz=50), dict(smoothing="none"), dict(orientation="mizell"),
+                                    dict(segmentation="sliding"), dict(peak_threshold=0.7), dict(hysteresis=0.2)])
+def test_check_config_refuses_a_feature_changing_difference(model, change):
+    with pytest.raises(ValueError, match=f"{next(iter(change))}: model"):
+        model[0].check_config(CONFIG.replace(**change))
+
+
+def test_check_config_accepts_the_same_features(model):
+    m = model[0]
+    assert m.check_config(None) == CONFIG
+    assert m.check_config(CONFIG.replace(max_gap_s=1.0)) == CONFIG.replace(max_gap_s=1.0)  # a read option
+
+
+def test_predict_names_the_expected_width(model):
+    with pytest.raises(ValueError, match="takes 6 window features"):
+        model[0].predict(np.zeros((2, 79)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Training from logs (stairsense._train)
+
+SCHEDULE = [(Activity.WALKING, 40.0), (Activity.WALKING_UPSTAIRS, 20.0), (Activity.STANDING, 10.0),
+            (Activity.WALKING_DOWNSTAIRS, 20.0), (Activity.WALKING, 40.0)]
+
+
+@pytest.fixture(scope="module")
+def sim_paths(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("logs")
+    # Only the subject travels in meta: the simulator's nested meta (units per stream) is not what a
+    # recording's header holds.
+    return [write_log(dataclasses.replace(log, meta={"subject": seed}), folder / f"s{seed}.csv.gz")
+            for seed in range(5) for log in [simulate(schedule=SCHEDULE, rate_hz=50, seed=seed)]]
+
+
+def test_trained_model_beats_chance_on_an_unseen_person(sim_paths, tmp_path):
+    model = train(sim_paths[:4], CONFIG, k=30, gamma=0.1)
+    assert model.summary["subjects"] == ["0", "1", "2", "3"] and model.summary["sources"][0].endswith("s0.csv.gz")
+    held_out = window_dataset(load_labelled_logs(sim_paths[4:]), CONFIG)
+    pred = load_model(save_model(model, tmp_path / "m.ssm")).predict(held_out.X)
+    tp = np.sum((pred == 1) & (held_out.y == 1))
+    f1 = 2 * tp / (np.sum(pred == 1) + np.sum(held_out.y == 1))
+    prevalence = held_out.y.mean()  # about 0.28 here; always answering STAIR scores F1 = 2p / (1 + p) ≈ 0.44
+    assert f1 > 0.7 and f1 > 2 * prevalence / (1 + prevalence) + 0.25
+
+
+def test_evaluate_runs_the_loso_protocol_on_logs(sim_paths):
+    report = evaluate(sim_paths[:4], CONFIG, protocol="loso", classifier="dt", grid={"clf__min_samples_leaf": [5]})
+    assert report["n_folds"] == 4 and sorted(g for fold in report["test_groups"] for g in fold) == [0, 1, 2, 3]
+    assert report["f1_mean"] > 0.65 and len(report["per_fold"]["f1"]) == 4
+    json.dumps(report)  # the CLI prints it as JSON
+
+
+def test_load_labelled_logs_reads_uci_rawdata(tmp_path):
+    raw = tmp_path / "RawData"
+    raw.mkdir()
+    rng = np.random.default_rng(0)
+    np.savetxt(raw / "acc_exp01_user02.txt", rng.normal([0, 0, 1], 0.1, (100, 3)))
+    np.savetxt(raw / "gyro_exp01_user02.txt", rng.normal(0, 0.1, (100, 3)))
+    np.savetxt(raw / "labels.txt", [[1, 2, 2, 10, 59], [1, 2, 1, 60, 99]], fmt="%d")
+    (log,) = load_labelled_logs([tmp_path])
+    assert log.meta["subject"] == 2 and log.meta["path"] == str(tmp_path)
+    assert np.bincount(log.label).tolist() == [10, 40, 50]
+
+
+def test_load_labelled_logs_names_unusable_inputs(tmp_path):
+    unlabelled = write_log(simulate(minutes=0.2, seed=0).__class__(np.arange(5) * 20_000_000,
+                                                                   np.tile([0.0, 0.0, 9.8], (5, 1))),
+                           tmp_path / "u.csv")
+    with pytest.raises(ValueError, match="u.csv: no 'label' column"):
+        load_labelled_logs([unlabelled])
+    with pytest.raises(ValueError, match="not UCI HAPT RawData"):
+        load_labelled_logs([tmp_path])
+
+
+def test_ahrs_on_the_raw_log_equals_rotvec_on_the_fused_log():
+    """At the recorded rate the front end's own Madgwick filter and the virtual sensor agree exactly."""
+    log = simulate(schedule=SCHEDULE[:2], rate_hz=30, seed=1)
+    bare = dataclasses.replace(log, rotvec=None, linacc=None)
+    native = PipelineConfig(orientation="rotvec")
+    (fused,) = prepare_logs([bare], native)
+    assert fused.rotvec is not None and prepare_logs([log], native)[0] is log
+    a = window_dataset([fused], native)
+    b = window_dataset([bare], native.replace(orientation="ahrs"))
+    assert len(a) > 20
+    np.testing.assert_allclose(a.X, b.X, rtol=1e-12, atol=1e-12)
