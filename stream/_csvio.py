@@ -48,6 +48,7 @@ __all__ = [
     "read_log",
     "read_segments",
     "steps_path",
+    "read_steps",
 ]
 
 #: Repairs a reader can apply instead of failing; each one is reported in :class:`ReadReport`.
@@ -638,7 +639,12 @@ def _to_log(blocks: list[_Block], meta: dict, steps: StepTruth | None) -> Sensor
     return SensorLog(t_ns=np.concatenate([b.t for b in blocks]), steps=steps, meta=meta, **streams)
 
 
-def _read_steps(path: Path) -> StepTruth | None:
+def read_steps(path: str | Path) -> StepTruth | None:
+    """Ground-truth steps of the log at ``path``, from its sidecar :func:`steps_path`; None if absent.
+
+    :func:`read_log` attaches them itself; this is for callers that stream the log with
+    :func:`iter_log_chunks`, whose chunks carry no steps.
+    """
     sidecar = steps_path(path)
     if not sidecar.exists():
         return None
@@ -787,7 +793,7 @@ def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None 
         raise ValueError("repair 'split-gaps' returns several logs; call read_segments(path, ...) instead")
     path = Path(path)
     meta, rep, chunks = _segments_of(path, repairs, units, max_gap_s, allow_sort=True)
-    log = _to_log(_nonempty([b for _, b in chunks], path), meta, _read_steps(path))
+    log = _to_log(_nonempty([b for _, b in chunks], path), meta, read_steps(path))
     return _finish(rep, report, log)
 
 
@@ -827,9 +833,13 @@ def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | 
     by_segment: dict[int, list[_Block]] = {}
     for seg, block in chunks:
         by_segment.setdefault(seg, []).append(block)
-    steps = _read_steps(path)
+    steps = read_steps(path)
     logs = []
     for seg, blocks in _nonempty(sorted(by_segment.items()), path):
         log = _to_log(blocks, {**meta, "segment": seg}, steps)
         logs.append(log.slice(0, len(log)) if steps is not None else log)
     return _finish(rep, report, logs)
+
+
+# pipeline.py imports the old private name; kept until it switches to read_steps.
+_read_steps = read_steps
