@@ -43,8 +43,10 @@ def _hard_windows(rng):
         w = rng.normal(size=(25, 3)) * 1e-3
         windows.append(w - w.mean(axis=0) + rng.choice([-1, 1], size=3) * scale)
     constant_x = rng.normal(size=(20, 3))
-    constant_x[:, 0] = 0.75
-    windows += [constant_x, np.full((10, 3), 2.5), np.zeros((6, 3)), np.array([[1.0, -1.0, 9.8]] * 4)]
+    # 0.1 and 9.81 are not binary fractions: their window mean rounds, so a "constant" row keeps a
+    # variance of ~1e-33 that only the relative constant-row test sends to Corr = 0.
+    constant_x[:, 0] = 0.1
+    windows += [constant_x, np.full((30, 3), 9.81), np.zeros((6, 3)), np.array([[1.0, -1.0, 9.8]] * 4)]
     windows.append(np.column_stack([np.linspace(-1, 1, 15)] * 3))  # perfectly correlated rows
     return [w.astype(np.float32) for w in windows]
 
