@@ -1,6 +1,10 @@
 """Kernel machines: KOMD, EasyMKL, the stair-step classifier, server-side and multi-task solvers."""
 from ._easymkl import EasyMKL, EasyMKLSelector
+from ._kernel_access import LinearKernel, PrecomputedKernel, RowOracleKernel
+from ._kernel_machine_estimators import KernelMachineClassifier, KernelMachineRegressor
+from ._kernel_machines import KernelMachineSolution, kernel_machine_objective, solve_kernel_machine
 from ._komd import KOMDClassifier
+from ._losses import LOSS_NAMES, Loss
 from ._rls2 import RLS2Classifier, RLS2Path, RLS2Regressor, RLS2Selector, rls2_path
 from ._simplex_pairwise import simplex_least_squares
 
@@ -14,4 +18,14 @@ __all__ = [
     "RLS2Path",
     "rls2_path",
     "simplex_least_squares",
+    "KernelMachineClassifier",
+    "KernelMachineRegressor",
+    "solve_kernel_machine",
+    "KernelMachineSolution",
+    "kernel_machine_objective",
+    "PrecomputedKernel",
+    "RowOracleKernel",
+    "LinearKernel",
+    "Loss",
+    "LOSS_NAMES",
 ]
