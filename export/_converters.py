@@ -101,7 +101,7 @@ def _identity(value: str, output: str):
 
 _REGISTRATIONS = (
     (KOMDClassifier, "StairsenseKOMDClassifier", calculate_komd_output_shapes, convert_komd,
-     {"zipmap": [True, False, "columns"]}),
+     {"zipmap": [True, False, "columns"], "nocl": [False]}),
     (EasyMKLSelector, "StairsenseEasyMKLSelector", calculate_selector_output_shapes, convert_selector, None),
 )
 
