@@ -86,7 +86,7 @@ def artificial_tasks(n_tasks, *, n_relevant=8, n_irrelevant=100, big_size=1000, 
     return np.vstack(X), np.concatenate(y), np.concatenate(tasks)
 
 
-def centralized_solve(X, y, tasks, lambda1, lambda2, tol=1e-6):
+def centralized_solve(X, y, tasks, lambda1, lambda2, tol=1e-8):
     """Eq. 13.3 as ONE linear SVM (liblinear, dual CD) on the map of Eq. 13.11.
 
     With ``theta_0 = sqrt(2 lambda2) w_0`` and ``theta_t = sqrt(2 lambda1/T) v_t``
@@ -134,7 +134,9 @@ def table_13_1(task_counts, alphas, repeats):
         for alpha in alphas:
             lambda1, lambda2 = lambdas_for_sharing(alpha)
             rho1, rho2 = variance_regularization_weights(lambda1, lambda2, n_tasks)
-            model = ADMMMultiTaskClassifier(lambda1=lambda1, lambda2=lambda2, fit_intercept=False, max_iter=300)
+            model = ADMMMultiTaskClassifier(
+                lambda1=lambda1, lambda2=lambda2, fit_intercept=False, max_iter=300, abs_tol=1e-6, rel_tol=1e-5
+            )
             t_admm, model = _median_time(lambda: model.fit(X, y, tasks), 1)
             t_central, W = _median_time(lambda: centralized_solve(X, y, tasks, lambda1, lambda2), repeats)
             best = variance_regularized_objective(W, X, y, tasks, rho1, rho2)
@@ -288,10 +290,12 @@ def _markdown(rows, alphas, scaling, synthetic, hapt_note, args):
         "",
         "## Table 13.1 (thesis §13.6.1 data): ADMM outer iterations vs. number of tasks",
         "",
-        "Boyd stopping with abs_tol = 1e-4, rel_tol = 1e-3, eta = 1, exact w-step, no bias; "
+        "Boyd stopping with abs_tol = 1e-6, rel_tol = 1e-5 (the defaults 1e-4/1e-3 stop at relative "
+        "objective gaps up to ~1e-3 on this badly scaled data), eta = 1, exact w-step, no bias; "
         "lambda1 = 1/alpha, lambda2 = 1/(1 - alpha). `gap` is the relative excess of Eq. 13.4 at the ADMM "
         "stop over the centralised optimum. Centralised = Eq. 13.3 as one liblinear SVM on the "
-        "Evgeniou-Pontil map (Eq. 13.11), tol 1e-6.",
+        "Evgeniou-Pontil map (Eq. 13.11), tol 1e-8. alpha = 0 (one SVM) is left out: with eta = 1 "
+        "the consensus ADMM had not converged after 300 iterations (see report).",
         "",
         "| T | M | " + " | ".join(f"iters a={a}" for a in alphas) + " | "
         + " | ".join(f"ADMM serial s a={a}" for a in alphas) + " | "
@@ -347,7 +351,7 @@ def main(argv=None):
     parser.add_argument("--scaling-tasks", type=int, default=400)
     parser.add_argument("--scaling-iters", type=int, default=10)
     args = parser.parse_args(argv)
-    task_counts = [20, 80, 200] if args.quick else [20, 40, 80, 100, 200, 400, 800, 1200]
+    task_counts = [20, 40, 100] if args.quick else [20, 40, 100, 200, 400, 800]
     alphas = [0.1, 0.5, 1.0]
     warnings.simplefilter("ignore", ConvergenceWarning)
     rows = table_13_1(task_counts, alphas, args.repeats)
