@@ -1,4 +1,5 @@
 """Kernel machines: KOMD, EasyMKL, the stair-step classifier, server-side and multi-task solvers."""
+from ._admm_mtl import ADMMMultiTaskClassifier
 from ._easymkl import EasyMKL, EasyMKLSelector
 from ._kernel_access import LinearKernel, PrecomputedKernel, RowOracleKernel
 from ._kernel_machine_estimators import KernelMachineClassifier, KernelMachineRegressor
@@ -9,6 +10,7 @@ from ._rls2 import RLS2Classifier, RLS2Path, RLS2Regressor, RLS2Selector, rls2_p
 from ._simplex_pairwise import simplex_least_squares
 
 __all__ = [
+    "ADMMMultiTaskClassifier",
     "KOMDClassifier",
     "EasyMKL",
     "EasyMKLSelector",
