@@ -155,6 +155,11 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     dict
         :meth:`CVResult.summary` plus ``per_fold`` (precision, recall, F1 lists), ``test_groups``,
         ``n_windows``, ``n_stair``, ``config`` and ``classifier``.
+
+    Notes
+    -----
+    Subjects for ``"loso"`` come from each log's ``meta["subject"]`` (UCI HAPT sets it); a log
+    without one counts as its own subject.
     """
     config = config or PipelineConfig()
     ds = _dataset([str(p) for p in paths], config, progress)
