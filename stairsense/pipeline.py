@@ -13,8 +13,7 @@ import numpy as np
 
 from stairsense.config import PipelineConfig
 from stairsense.features._window_features import FEATURE_NAMES, window_features
-from stairsense.stream._csvio import _read_steps as read_steps  # TODO(io): public name
-from stairsense.stream._csvio import iter_log_chunks
+from stairsense.stream._csvio import iter_log_chunks, read_steps
 from stairsense.stream._frontend import FrontEnd, FrontEndResult
 from stairsense.stream._log import STAIR_ACTIVITIES, Activity, SensorLog, StepTruth
 from stairsense.stream._resample import resample

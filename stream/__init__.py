@@ -6,6 +6,19 @@ the batch functions are the block form on a fresh stage.
 from ._buffer_mean import CausalBufferMean, causal_buffer_mean
 from ._frontend import FrontEnd, FrontEndResult, run_front_end
 from ._fusion import with_virtual_sensors
+from ._csvio import (
+    REPAIRS,
+    LogFormatError,
+    LogRepairedWarning,
+    ReadReport,
+    RepairAction,
+    iter_log_chunks,
+    read_log,
+    read_segments,
+    read_steps,
+    steps_path,
+    write_log,
+)
 from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_experiments
 from ._log import STAIR_ACTIVITIES, STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 from ._orientation import MadgwickOrientation, mizell_components, quat_to_matrix, rotate_by_quaternion
@@ -30,6 +43,17 @@ __all__ = [
     "StepTruth",
     "STAIR_ACTIVITIES",
     "STANDARD_GRAVITY",
+    "read_log",
+    "read_segments",
+    "iter_log_chunks",
+    "read_steps",
+    "steps_path",
+    "write_log",
+    "ReadReport",
+    "RepairAction",
+    "LogFormatError",
+    "LogRepairedWarning",
+    "REPAIRS",
     "load_uci_hapt",
     "uci_hapt_experiments",
     "load_oxford",
