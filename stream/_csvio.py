@@ -843,6 +843,3 @@ def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | 
         logs.append(log.slice(0, len(log)) if steps is not None else log)
     return _finish(rep, report, logs)
 
-
-# pipeline.py imports the old private name; kept until it switches to read_steps.
-_read_steps = read_steps
