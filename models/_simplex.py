@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 from scipy.linalg import eigvalsh
+from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "linear_kernel_operator",
     "project_class_simplices",
     "project_simplex",
+    "solve_komd_linear_dual",
     "solve_komd_projected_gradient",
 ]
 
@@ -147,7 +149,7 @@ class KOMDSolution:
     objective : float
         (1 − Λ) uᵀKu + Λ‖γ‖² at ``gamma``, with u = y∘γ (Eq. 5.7).
     gap : float
-        Frank–Wolfe duality gap at ``gamma``, an upper bound on ``objective − optimum``.
+        Duality gap at ``gamma``, an upper bound on ``objective − optimum``.
     n_iter : int
         Projected-gradient iterations run.
     """
@@ -171,11 +173,13 @@ def solve_komd_projected_gradient(
 
     Minimises F(γ) = (1 − Λ)(y∘γ)ᵀK(y∘γ) + Λ‖γ‖² over Γ̂, spec §1.1 and §1.3 [P]: warm start at
     the uniform γ (the Λ = 1 solution), step 1/L with L = 2((1 − Λ)λ_max(K) + Λ), momentum reset
-    whenever F increases (adaptive restart), stop when the Frank–Wolfe gap ∇F(γ)ᵀ(γ − s), an upper
-    bound on F(γ) − F*, is at most ``tol · max(F(γ), 1e-6 · F(γ₀))`` with γ₀ the uniform start: relative
+    whenever F increases (adaptive restart), stop when a duality gap, an upper bound on F(γ) − F*,
+    is at most ``tol · max(F(γ), 1e-6 · F(γ₀))`` with γ₀ the uniform start: relative
     to the objective, with a floor that only matters when the optimum is ~0 (Λ = 0 and overlapping
     class hulls), where a purely relative test could never be met. Each iteration costs one
-    ``kernel_matvec`` and two simplex projections.
+    ``kernel_matvec`` and four simplex projections. The gap is the smaller of the Frank–Wolfe gap
+    ∇F(γ)ᵀ(γ − s) of spec §1.3 and the gap to the lower bound obtained by linearising only the
+    kernel term, which, unlike the Frank–Wolfe gap, shrinks as fast as the objective error when Λ > 0.
 
     Parameters
     ----------
@@ -218,15 +222,27 @@ def solve_komd_projected_gradient(
         # ∇F is linear in γ, which lets the extrapolated point's gradient be combined for free.
         return 2.0 * (1.0 - lam) * y * kernel_matvec(y * gamma) + 2.0 * lam * gamma
 
-    def frank_wolfe_gap(gamma, grad):
-        return float(grad @ gamma - grad[positive].min() - grad[~positive].min())
+    def duality_gap(gamma, grad):
+        # Lower bounds on F* from linearising the convex term at γ: with a = (1 − Λ) y∘K(y∘γ),
+        # F(γ') ≥ 2aᵀγ' + Λ‖γ'‖² − aᵀγ for all γ', minimised over Γ̂ either keeping Λ‖γ'‖² (one
+        # projection; tight near γ* when Λ > 0) or linearising it too (the Frank–Wolfe vertex bound).
+        # The Frank–Wolfe bound alone stalls in high dimension: it charges every example with a
+        # gradient above its class minimum, and needed thousands of iterations on 10,000 × 79.
+        frank_wolfe = float(grad @ gamma - grad[positive].min() - grad[~positive].min())
+        if lam == 0:
+            return frank_wolfe
+        a = 0.5 * grad - lam * gamma
+        best = project_class_simplices(-a / lam, positive)
+        lower = 2.0 * float(a @ best) + lam * float(best @ best) - float(a @ gamma)
+        objective = float(a @ gamma) + lam * float(gamma @ gamma)
+        return min(frank_wolfe, objective - lower)
 
     lipschitz = 2.0 * ((1.0 - lam) * lambda_max + lam)
     step = 1.0 / lipschitz if lipschitz > 0 else 1.0
     x = np.where(positive, 1.0 / positive.sum(), 1.0 / (~positive).sum())
     grad_x = gradient(x)
     objective_x = 0.5 * float(x @ grad_x)  # F(γ) = γᵀMγ and ∇F = 2Mγ
-    gap = frank_wolfe_gap(x, grad_x)
+    gap = duality_gap(x, grad_x)
     objective_floor = 1e-6 * objective_x
 
     def converged():
@@ -246,7 +262,7 @@ def solve_komd_projected_gradient(
         point = x_new + beta * (x_new - x)
         grad_point = grad_new + beta * (grad_new - grad_x)
         x, grad_x, objective_x, momentum = x_new, grad_new, objective_new, momentum_next
-        gap = frank_wolfe_gap(x, grad_x)
+        gap = duality_gap(x, grad_x)
     if not converged():
         warnings.warn(
             f"KOMD projected gradient stopped after max_iter={max_iter} iterations with relative duality "
@@ -255,3 +271,85 @@ def solve_komd_projected_gradient(
             stacklevel=2,
         )
     return KOMDSolution(gamma=x, objective=objective_x, gap=gap, n_iter=n_iter)
+
+
+def solve_komd_linear_dual(X, y, lam, *, tol=1e-6, max_iter=1000) -> KOMDSolution:
+    """Solve linear-kernel KOMD through its d-dimensional dual, for l ≫ d and Λ > 0.
+
+    The primal min_{γ∈Γ̂} (1 − Λ)‖Xᵀ(y∘γ)‖² + Λ‖γ‖² (Eq. 5.7 with K = XXᵀ, addendum §2.5) has a
+    Hessian whose condition number grows like l/Λ, so projected gradient needs hundreds of
+    iterations at l = 10⁴. Writing (1 − Λ)‖w‖² = max_v 2vᵀw − ‖v‖²/(1 − Λ) and swapping min and max
+    gives the concave dual g(v) = −‖v‖²/(1 − Λ) + min_{γ∈Γ̂} [Λ‖γ‖² + 2(y∘Xv)ᵀγ] over v ∈ R^d, whose
+    inner minimiser is the projection γ(v) = P_Γ̂(−y∘Xv/Λ) and whose gradient is
+    2Xᵀ(y∘γ(v)) − 2v/(1 − Λ) (Danskin). [D] We maximise g with L-BFGS in d dimensions, return
+    γ(v*) and certify it with the exact duality gap F(γ(v*)) − g(v*) ≥ F(γ(v*)) − F*.
+    Each evaluation costs O(l·d) plus two simplex projections.
+
+    Parameters
+    ----------
+    X : ndarray of shape (l, d)
+    y : array-like of shape (l,)
+        Labels in {−1, +1}, both present.
+    lam : float
+        Λ ∈ (0, 1]; Λ = 0 makes γ(v) non-smooth, use :func:`solve_komd_projected_gradient` there.
+    tol : float, default=1e-6
+        Relative duality-gap tolerance: a ConvergenceWarning is emitted if the gap stays above
+        ``tol · F(γ)``.
+    max_iter : int, default=1000
+        L-BFGS iteration cap.
+
+    Returns
+    -------
+    KOMDSolution
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [3.0], [4.0]]); y = np.array([-1, -1, 1, 1])
+    >>> sol = solve_komd_linear_dual(X, y, 1.0)
+    >>> sol.gamma.tolist(), sol.objective
+    ([0.5, 0.5, 0.5, 0.5], 1.0)
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if not 0.0 < lam <= 1.0:
+        raise ValueError(f"solve_komd_linear_dual needs lam (Λ) in (0, 1], got {lam!r}; use the projected gradient at 0")
+    positive = y > 0
+    if not np.isin(y, (-1.0, 1.0)).all() or positive.all() or not positive.any():
+        raise ValueError("solve_komd_linear_dual expects labels in {-1, +1} with both classes present")
+
+    def primal(gamma):
+        w = X.T @ (y * gamma)
+        return (1.0 - lam) * float(w @ w) + lam * float(gamma @ gamma)
+
+    uniform = np.where(positive, 1.0 / positive.sum(), 1.0 / (~positive).sum())
+    if lam == 1.0:  # the closed form of Eq. 5.9–5.10; the dual variable is pinned at 0
+        return KOMDSolution(gamma=uniform, objective=primal(uniform), gap=0.0, n_iter=0)
+
+    def inner(v):
+        c = y * (X @ v)
+        gamma = project_class_simplices(-c / lam, positive)
+        return gamma, c
+
+    def negative_dual(v):
+        gamma, c = inner(v)
+        value = -float(v @ v) / (1.0 - lam) + 2.0 * float(c @ gamma) + lam * float(gamma @ gamma)
+        gradient = 2.0 * (X.T @ (y * gamma)) - 2.0 * v / (1.0 - lam)
+        return -value, -gradient
+
+    start = (1.0 - lam) * (X.T @ (y * uniform))
+    result = minimize(
+        negative_dual, start, jac=True, method="L-BFGS-B",
+        options={"maxiter": max_iter, "ftol": 1e-3 * tol * np.finfo(float).eps ** 0.5, "gtol": 0.0},
+    )
+    gamma, _ = inner(result.x)
+    objective = primal(gamma)
+    gap = max(objective + float(result.fun), 0.0)  # F(γ(v)) − g(v), clipped against rounding
+    if gap > tol * objective:
+        warnings.warn(
+            f"KOMD dual L-BFGS stopped after {result.nit} iterations ({result.message}) with relative duality "
+            f"gap {gap / objective:.2e} > tol={tol:g}; increase max_iter or tol",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return KOMDSolution(gamma=gamma, objective=objective, gap=gap, n_iter=int(result.nit))

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from stairsense.models._easymkl import EasyMKL, EasyMKLSelector, PrecomputedKernel, RankOneKernel
@@ -165,6 +166,18 @@ def test_selector_gamma_is_komd_on_linear_kernel_and_gap_is_small():
     objective = 0.9 * u @ Z @ Z.T @ u + 0.1 * selector.gamma_dist_ @ selector.gamma_dist_
     assert selector.duality_gap_ <= 1e-9 * objective
     np.testing.assert_allclose(selector.separation_, weighted_class_mean_gap(Z, y, selector.gamma_dist_))
+
+
+def test_selector_at_lambda_zero_weights_the_hard_margin_svm_coefficients():
+    # Λ = 0 runs the projected-gradient path; on separable data Xᵀ(y∘γ) is the hard-margin SVM
+    # normal (nearest points of the hulls), so d_r ∝ coef_r² on the RMS-scaled columns.
+    X, y = make_classification(80, 4, n_informative=2, n_redundant=0, class_sep=3.0, random_state=3)
+    Z = rms_scaled(X)
+    svm = SVC(kernel="linear", C=1e8).fit(Z, y)
+    assert svm.score(Z, y) == 1.0
+    selector = EasyMKLSelector(lam=0.0, k=2, tol=1e-9, max_iter=100_000).fit(X, y)
+    coef2 = svm.coef_[0] ** 2
+    np.testing.assert_allclose(selector.scores_, coef2 / coef2.sum(), atol=1e-4)
 
 
 def test_selector_is_invariant_to_feature_scale():

@@ -16,6 +16,7 @@ from stairsense.models._simplex import (
     linear_kernel_operator,
     project_class_simplices,
     project_simplex,
+    solve_komd_linear_dual,
     solve_komd_projected_gradient,
 )
 
@@ -103,6 +104,17 @@ def test_solvers_reach_scipy_optimum(kernel, lam, seed):
         np.testing.assert_allclose([found[y > 0].sum(), found[y < 0].sum()], 1, atol=1e-12)
         assert komd_objective(found, K, y, lam) == pytest.approx(expected, abs=1e-6, rel=1e-6)
     assert fista.objective == pytest.approx(komd_objective(fista.gamma, K, y, lam), rel=1e-12)
+
+
+@pytest.mark.parametrize("lam", [0.01, 0.3, 0.9])
+def test_linear_dual_reaches_scipy_optimum_with_a_valid_gap(lam):
+    X, y, K = random_problem(6, "linear", l=30)
+    expected = scipy_komd(K, y, lam)
+    solution = solve_komd_linear_dual(X, y, lam, tol=1e-10)
+    assert solution.objective == pytest.approx(komd_objective(solution.gamma, K, y, lam), rel=1e-12)
+    assert solution.objective == pytest.approx(expected, abs=1e-8, rel=1e-7)
+    assert 0 <= solution.gap <= 1e-10 * solution.objective
+    assert solution.objective - solution.gap <= expected + 1e-12  # the certificate is a lower bound
 
 
 def test_linear_operator_matches_dense_kernel():
