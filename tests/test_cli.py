@@ -37,8 +37,40 @@ def test_bad_input_is_one_line_error_with_exit_2(tmp_path, capsys):
     assert "empty.csv" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("command", [[], ["simulate"], ["replay"]])
+@pytest.mark.parametrize("command", [[], ["simulate"], ["replay"], ["train"], ["evaluate"], ["demo"]])
 def test_help_everywhere(command, capsys):
     with pytest.raises(SystemExit) as exc:
         main(command + ["--help"])
     assert exc.value.code == 0 and "usage: stairsense" in capsys.readouterr().out
+
+
+def test_train_replay_with_model_and_config_guard(sim_log, tmp_path, capsys):
+    other = tmp_path / "other.csv.gz"
+    assert main(["simulate", "--minutes", "3", "--seed", "4", "--out", str(other)]) == 0
+    model = tmp_path / "m.model"
+    assert main(["train", str(sim_log), str(other), "--out", str(model), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(sim_log), "--model", str(model), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stair_steps"] is not None and 0 <= report["stair_steps"] <= report["kept"]
+    # A replay configuration that changes the features is refused, naming the difference.
+    assert main(["replay", str(sim_log), "--model", str(model), "--rate", "30"]) == 2
+    assert "rate_hz" in capsys.readouterr().err
+
+
+def test_evaluate_reports_both_f1_conventions(sim_log, tmp_path, capsys):
+    others = [tmp_path / f"other{seed}.csv.gz" for seed in (5, 6)]
+    for seed, path in zip((5, 6), others):
+        assert main(["simulate", "--minutes", "3", "--seed", str(seed), "--out", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(sim_log), *map(str, others), "--classifier", "dt", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    # Each simulated log is its own subject: leave-subjects-out has one outer fold per log.
+    assert result["n_folds"] == 3 and {"f1_mean", "f1_of_means"} <= set(result)
+
+
+def test_demo_counts_stair_steps_against_truth(tmp_path, capsys):
+    assert main(["demo", "--people", "2", "--minutes", "3", "--out", str(tmp_path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["truth_stair_steps"] > 0 and result["stair_steps"] is not None
+    assert (tmp_path / "stairs.model").exists() and (tmp_path / "held_out.csv.gz").exists()
