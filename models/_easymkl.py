@@ -100,7 +100,7 @@ def kernel_weights(separation, trace_scales, weight_norm):
     >>> s.tolist(), w.tolist()
     ([0.75, 0.25], [0.75, 0.125])
     """
-    norm = np.abs(separation).sum() if weight_norm == "l1" else np.sqrt(separation @ separation)
+    norm = _weight_norm(separation, weight_norm)
     if not norm > 0:
         raise ValueError(
             "every kernel gives zero separation d_r(γ) = (y∘γ)ᵀK_r(y∘γ), so no kernel weight can be learned; "
@@ -108,6 +108,11 @@ def kernel_weights(separation, trace_scales, weight_norm):
         )
     scores = separation / norm
     return scores, scores / trace_scales
+
+
+def _weight_norm(separation, weight_norm):
+    """‖d‖₁ or ‖d‖₂, the normaliser of §2.2 step 5."""
+    return float(np.abs(separation).sum() if weight_norm == "l1" else np.sqrt(separation @ separation))
 
 
 def _trace_scale(trace, n_samples):
@@ -287,7 +292,7 @@ class EasyMKL(ClassifierMixin, BaseEstimator):
             del K_r
         separation = _clip_rounding(separation, type(self).__name__)
         self.scores_, self.weights_ = kernel_weights(separation, scales, self.weight_norm)
-        combined /= np.abs(separation).sum() if self.weight_norm == "l1" else np.sqrt(separation @ separation)
+        combined /= _weight_norm(separation, self.weight_norm)
 
         final_lam = self.lam if self.final_lam is None else self.final_lam
         gamma, theta = solve_komd_precomputed(combined, y_signed, float(final_lam), tol=self.tol)

@@ -4,7 +4,8 @@ Spec ``donini-easymkl-komd-climbtheworld-admm`` §0 (the set Γ̂, Eq. 2.1), §1
 projected gradient with two sort-based simplex projections, Frank–Wolfe gap stopping rule) and the
 addendum §2.5 (the rank-one / linear-kernel form that never forms an l×l matrix).
 
-The solver only needs products ``K @ u``; :func:`linear_kernel_operator` supplies them for the
+:func:`solve_komd_linear_dual` solves the linear-kernel case through its d-dimensional dual, whose
+iteration count does not grow with l. The projected-gradient solver only needs products ``K @ u``; :func:`linear_kernel_operator` supplies them for the
 linear kernel ``X Xᵀ`` in O(l·d) and :func:`dense_kernel_operator` for an explicit matrix.
 """
 from __future__ import annotations
