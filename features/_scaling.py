@@ -8,12 +8,11 @@ in a scikit-learn ``Pipeline`` and skl2onnx already converts it.
 """
 from __future__ import annotations
 
-from sklearn.preprocessing import MinMaxScaler
 
 __all__ = ["make_feature_scaler"]
 
 
-def make_feature_scaler() -> MinMaxScaler:
+def make_feature_scaler():
     """A fresh, unfitted scaler mapping each training feature's [min, max] onto [-1, 1].
 
     Fit it on training windows only (inside a ``Pipeline`` so cross-validation refits it per
@@ -44,4 +43,8 @@ def make_feature_scaler() -> MinMaxScaler:
     array([[-0.5, -1. ],
            [ 1. , -1. ]])
     """
+    # Imported here: scikit-learn costs ~1 s and ~130 MB to import, and replay on the phone path
+    # (front end + features) never needs it.
+    from sklearn.preprocessing import MinMaxScaler
+
     return MinMaxScaler(feature_range=(-1, 1), clip=True)

@@ -33,6 +33,10 @@ __all__ = [
 
 NO_STAIR, STAIR = 0, 1
 
+# Rows per replay chunk: small enough that every per-chunk array stays in a few MB (flat memory on
+# day-long logs), large enough that per-chunk overhead is negligible (measured in bench_frontend).
+REPLAY_CHUNK_ROWS = 1 << 16
+
 
 def feature_names_for(config: PipelineConfig) -> list[str]:
     """Names of the feature columns: 79, or 2 × 79 for Mizell's vertical and horizontal streams."""
@@ -180,7 +184,7 @@ def _chunks_of(source, config: PipelineConfig, repair) -> tuple[str, Iterator[Se
     if isinstance(source, SensorLog):
         return str(source.meta.get("path", "<log>")), iter([source]), source.steps
     path = Path(source)
-    chunks = iter_log_chunks(path, repair=repair, max_gap_s=config.max_gap_s)
+    chunks = iter_log_chunks(path, chunk_rows=REPLAY_CHUNK_ROWS, repair=repair, max_gap_s=config.max_gap_s)
     return str(path), chunks, read_steps(path)
 
 

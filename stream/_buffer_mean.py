@@ -171,15 +171,19 @@ class CausalBufferMean:
         # Prefix sums per axis (rows contiguous for fast gathers). Offsetting by one sample keeps
         # them small: gravity alone would grow them by ~10 m/s² per sample and cost digits.
         ref = v_all[0].copy()
-        prefix = np.zeros((v_all.shape[1], t_all.size + 1))
-        np.cumsum(np.ascontiguousarray((v_all - ref).T), axis=1, out=prefix[:, 1:])
+        columns = v_all.T.copy()  # C order; never a view of the caller's array
+        columns -= ref[:, None]
+        prefix = np.empty((v_all.shape[1], t_all.size + 1))
+        prefix[:, 0] = 0.0
+        np.cumsum(columns, axis=1, out=prefix[:, 1:])
         lo, hi = start[first:], stop[first:]
         counts = hi - lo
         if counts.size and counts.min() == 0:
             empty = int(np.flatnonzero(counts == 0)[0])
             raise ValueError(_gap_message(int(t_ns[first + empty]), self.span_ns))
-        means = (np.take(prefix, hi, axis=1) - np.take(prefix, lo, axis=1)) / counts
-        means = means.T + ref
+        # hi is consecutive (one output per row), so only lo needs a gather.
+        upper = prefix[:, hi[0] : hi[-1] + 1] if hi.size else prefix[:, :0]
+        means = ((upper - np.take(prefix, lo, axis=1)) / counts).T + ref
         self._seen += n
         self._carry(t_all, v_all)
         return first, means

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from ahrs.filters import Madgwick
 
 __all__ = [
     "quat_to_matrix",
@@ -27,6 +26,7 @@ __all__ = [
     "rotate_to_vertical",
     "mizell_components",
     "vertical_quaternion",
+    "vertical_rotate_one",
     "MadgwickOrientation",
 ]
 
@@ -66,18 +66,33 @@ def quat_to_matrix(q):
     )
 
 
+def _columns(a):
+    return [np.ascontiguousarray(a[:, i]) for i in range(a.shape[1])]
+
+
 def rotate_by_quaternion(q, v):
     """Rotate vectors ``v`` (n, 3) by quaternions ``q`` (n, 4) as (x, y, z, w): ``R(q) @ v`` rowwise.
 
     Uses v' = v + 2w(u×v) + 2u×(u×v) with u = (x, y, z) on normalised q, which equals
-    ``quat_to_matrix(q) @ v`` (tested) without materialising n 3×3 matrices.
+    ``quat_to_matrix(q) @ v`` (tested), written per column: no n 3×3 matrices, no np.cross
+    (whose axis shuffling costs more than the arithmetic here).
     """
     q = np.asarray(q, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
-    q = q / np.sqrt(np.einsum("ni,ni->n", q, q))[:, None]
-    u, w = q[:, :3], q[:, 3:]
-    uv = np.cross(u, v)
-    return v + 2.0 * (w * uv + np.cross(u, uv))
+    x, y, z, w = _columns(q)
+    scale = 1.0 / np.sqrt(x * x + y * y + z * z + w * w)
+    x *= scale
+    y *= scale
+    z *= scale
+    w *= scale
+    vx, vy, vz = _columns(v)
+    cx, cy, cz = y * vz - z * vy, z * vx - x * vz, x * vy - y * vx  # u × v
+    dx, dy, dz = y * cz - z * cy, z * cx - x * cz, x * cy - y * cx  # u × (u × v)
+    out = np.empty_like(v)
+    out[:, 0] = vx + 2.0 * (w * cx + dx)
+    out[:, 1] = vy + 2.0 * (w * cy + dy)
+    out[:, 2] = vz + 2.0 * (w * cz + dz)
+    return out
 
 
 def vertical_quaternion(g):
@@ -99,10 +114,23 @@ def vertical_quaternion(g):
 def rotate_to_vertical(g, d):
     """Rotate ``d`` by the smallest rotation taking ``g`` to +Z, rowwise (batch form).
 
-    The Z component of the result is exactly the projection of ``d`` on the unit gravity
-    direction, which is all the segmentation needs.
+    Rodrigues' formula for the rotation u = ĝ → ẑ with axis k = u × ẑ = (u_y, −u_x, 0) and
+    cos = u_z, written per column:  R·d = u_z·d + k × d + k (k·d) / (1 + u_z).  The Z component is
+    exactly d·ĝ, all the segmentation needs. An upside-down phone (u_z = −1) takes the half turn
+    about X, as :func:`vertical_quaternion` does.
     """
-    return rotate_by_quaternion(vertical_quaternion(g), d)
+    g = np.asarray(g, dtype=np.float64)
+    gx, gy, gz = _columns(g)
+    inv = 1.0 / np.sqrt(gx * gx + gy * gy + gz * gz)
+    ux, uy, c = gx * inv, gy * inv, gz * inv
+    dx, dy, dz = _columns(np.asarray(d, dtype=np.float64))
+    flipped = 1.0 + c < 1e-24
+    kd = (uy * dx - ux * dy) / np.where(flipped, 1.0, 1.0 + c)
+    out = np.empty((dx.size, 3))
+    out[:, 0] = np.where(flipped, dx, c * dx - ux * dz + uy * kd)
+    out[:, 1] = np.where(flipped, -dy, c * dy - uy * dz - ux * kd)
+    out[:, 2] = np.where(flipped, -dz, c * dz + ux * dx + uy * dy)
+    return out
 
 
 def mizell_components(g, d):
@@ -121,6 +149,17 @@ def mizell_components(g, d):
     dg = np.einsum("ni,ni->n", d, g)
     p = (dg / gg)[:, None] * g
     return p, d - p, dg / np.sqrt(gg)
+
+
+def vertical_rotate_one(g, x, y, z):
+    """Streaming form of :func:`rotate_to_vertical` for one sample (pure floats)."""
+    gx, gy, gz = g
+    inv = 1.0 / (gx * gx + gy * gy + gz * gz) ** 0.5
+    ux, uy, c = gx * inv, gy * inv, gz * inv
+    if 1.0 + c < 1e-24:
+        return (x, -y, -z)
+    kd = (uy * x - ux * y) / (1.0 + c)
+    return (c * x - ux * z + uy * kd, c * y - uy * z - ux * kd, c * z + ux * x + uy * y)
 
 
 def rotate_one(q, x, y, z):
@@ -149,6 +188,9 @@ class MadgwickOrientation:
     """
 
     def __init__(self, gain: float = 0.033):
+        # Imported here: only logs without a rotation vector need the filter.
+        from ahrs.filters import Madgwick
+
         self.gain = gain
         self._filter = Madgwick(gain=gain)
         self._q = None

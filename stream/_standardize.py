@@ -34,7 +34,7 @@ from ._orientation import (
     rotate_by_quaternion,
     rotate_one,
     rotate_to_vertical,
-    vertical_quaternion,
+    vertical_rotate_one,
 )
 
 __all__ = ["Standardized", "Standardizer", "standardize", "resolve_orientation", "ORIENTATION_METHODS"]
@@ -189,7 +189,5 @@ class Standardizer:
             s = dg / gg
             p = (s * g[0], s * g[1], s * g[2])
             return t_ns, p + (dx - p[0], dy - p[1], dz - p[2]), dg / gg**0.5
-        if method == "vertical":
-            q = vertical_quaternion(np.asarray(g))
-        out = rotate_one(q, dx, dy, dz)
+        out = vertical_rotate_one(g, dx, dy, dz) if method == "vertical" else rotate_one(q, dx, dy, dz)
         return t_ns, out, out[2]
