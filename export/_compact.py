@@ -4,10 +4,9 @@ Spec §6: f(x) = Σ_i y_i γ_i exp(−β‖x − x_i‖²) − θ, exported as M
 support set as constant tensors; its size is #support vectors × #features. The decision is
 computed as
 
-    f(x) = exp(min(x·W + c − β‖x‖², 0)) · a + b,   W = 2β·Xsvᵀ,  c_i = −β‖x_i‖²,  a = yγ,  b = −θ,
+    f(x) = exp(x̃·W + c − ‖x̃‖²) · a + b,   x̃ = √β·x,  W = 2√β·Xsvᵀ,  c_i = −β‖x_i‖²,  a = yγ,  b = −θ,
 
-the expansion of ‖x − x_i‖² with the distance floored at 0 against rounding (as
-:func:`stairsense.models._komd.rbf_kernel_inplace` does). Compaction changes only how W is
+the expansion of β‖x − x_i‖², with √β folded into the scaler before it. Compaction changes only how W is
 *stored*; arithmetic stays float32 and a, c stay float32 (m numbers each, against m·k for W):
 
 ``fp32``  W as a float32 initializer.
@@ -136,25 +135,36 @@ def _stored_weights(g: GraphBuilder, W: np.ndarray, precision: str) -> tuple[str
     raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
 
 
-def add_rbf_decision(g: GraphBuilder, x: str, head: RBFHead, precision: str) -> tuple[str, RBFHead]:
-    """Add the decision f(x) for a ``[1, k]`` float32 input; return (``[1]`` score name, stored head).
+def add_rbf_decision(g: GraphBuilder, x: str, head: RBFHead, precision: str, *, batch: bool = False,
+                     x_times_sqrt_gamma: bool = False):
+    """Add the decision f(x); return (score name, stored head).
+
+    ``x`` is one window's ``[k]`` float32 features (score ``[1]``) or, with ``batch=True``, an
+    ``[N, k]`` matrix (score ``[N]``). With ``x_times_sqrt_gamma`` the caller has already
+    multiplied x by √β (folded into its scaler, one node less per window); the graph is then
+    f = exp(x̃·W̃ + c − ‖x̃‖²)·a + b with x̃ = √β·x and W̃ = 2√β·Xsvᵀ, the same expansion.
 
     The returned head holds the support vectors *as stored* (after fp16/int8 rounding) and the
     coefficients refitted to them: the float64 model the graph computes up to float32 arithmetic.
     """
     beta = head.gamma
-    W, W_stored = _stored_weights(g, 2.0 * beta * head.support_vectors.T, precision)
-    stored = RBFHead(W_stored.T / (2.0 * beta), head.dual_coef, head.intercept, beta)
+    root = np.sqrt(beta)
+    W, W_stored = _stored_weights(g, 2.0 * root * head.support_vectors.T, precision)
+    stored = RBFHead(W_stored.T / (2.0 * root), head.dual_coef, head.intercept, beta)
     if precision != "fp32":
         stored = stored.refit_to(head)
     coef = g.const(stored.dual_coef.astype(np.float32).reshape(-1, 1), "dual_coef")
-    c = g.const((-beta * (stored.support_vectors ** 2).sum(axis=1)).astype(np.float32).reshape(1, -1), "sv_norms")
-    axis1 = g.const(np.array([1], np.int64))
-    x_norm = g.op("Mul", g.op("ReduceSumSquare", x, axis1, keepdims=1), g.const(np.float32(-beta)))
-    exponent = g.op("Add", g.op("Add", g.op("MatMul", x, W), c), x_norm)
-    kernel = g.op("Exp", g.op("Min", exponent, g.const(np.float32(0.0))), hint="kernel")
-    score = g.op("Add", g.op("MatMul", kernel, coef), g.const(np.float32(stored.intercept)))
-    return g.op("Reshape", score, g.const(np.array([-1], np.int64)), hint="score"), stored
+    c = g.const((-beta * (stored.support_vectors ** 2).sum(axis=1)).astype(np.float32), "sv_norms")
+    if not x_times_sqrt_gamma:
+        x = g.op("Mul", x, g.const(np.float32(root)))
+    x_norm = g.op("ReduceSumSquare", x, g.const(np.array([1 if batch else 0], np.int64)), keepdims=1)
+    # Rounding can make −β‖x − x_i‖² slightly positive; exp then exceeds 1 by ~1e-7, harmless,
+    # so the graph skips the clamp at 0 that rbf_kernel_inplace applies.
+    kernel = g.op("Exp", g.op("Sub", g.op("Add", g.op("MatMul", x, W), c), x_norm), hint="kernel")
+    score = g.op("Add", g.op("MatMul", kernel, coef), g.const(np.float32(stored.intercept)), hint="score")
+    if batch:
+        score = g.op("Reshape", score, g.const(np.array([-1], np.int64)), hint="score")
+    return score, stored
 
 
 def save_ort_format(onnx_path: str | os.PathLike, ort_path: str | os.PathLike) -> Path:

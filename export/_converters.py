@@ -64,15 +64,14 @@ def convert_komd(scope, operator, container) -> None:
     x = operator.inputs[0].full_name
     if isinstance(operator.inputs[0].type, DoubleTensorType):
         x = g.op("Cast", x, to=1)
-    score, _ = add_rbf_decision(g, x, RBFHead.from_komd(komd), "fp32")
+    score, _ = add_rbf_decision(g, x, RBFHead.from_komd(komd), "fp32", batch=True)
     classes = np.asarray(komd.classes_)
     classes = classes.astype(np.int64) if np.issubdtype(classes.dtype, np.integer) else classes.astype(str).astype(object)
     positive = g.op("Cast", g.op("GreaterOrEqual", score, g.const(np.float32(0.0))), to=7)
-    g.nodes.append(_identity(g.op("Gather", g.const(classes, "classes"), positive, axis=0),
-                             operator.outputs[0].full_name))
+    g.rename(g.op("Gather", g.const(classes, "classes"), positive, axis=0), operator.outputs[0].full_name)
     column = g.op("Reshape", score, g.const(np.array([-1, 1], np.int64)))
     negated = g.op("Mul", column, g.const(np.float32(-1.0)))
-    g.nodes.append(_identity(g.op("Concat", negated, column, axis=1), operator.outputs[1].full_name))
+    g.rename(g.op("Concat", negated, column, axis=1), operator.outputs[1].full_name)
     g.emit_into(scope, container)
 
 
@@ -88,15 +87,8 @@ def convert_selector(scope, operator, container) -> None:
     """Keep the selected columns: one ``Gather`` along axis 1."""
     g = GraphBuilder(prefix=scope.get_unique_variable_name("select") + "_")
     kept = np.flatnonzero(operator.raw_operator.get_support()).astype(np.int64)
-    g.nodes.append(_identity(g.op("Gather", operator.inputs[0].full_name, g.const(kept, "kept"), axis=1),
-                             operator.outputs[0].full_name))
+    g.rename(g.op("Gather", operator.inputs[0].full_name, g.const(kept, "kept"), axis=1), operator.outputs[0].full_name)
     g.emit_into(scope, container)
-
-
-def _identity(value: str, output: str):
-    from onnx import helper
-
-    return helper.make_node("Identity", [value], [output])
 
 
 _REGISTRATIONS = (

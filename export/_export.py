@@ -28,12 +28,12 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features._window_features import window_features
+from stairsense.features._window_features import RATIO_CLIP, window_features
 from stairsense.models._komd import KOMDClassifier
 from stairsense.models._stairstep import StairstepModel, _package_version, load_model
 
 from ._compact import PRECISIONS, RBFHead, add_rbf_decision, reduce_support, save_ort_format
-from ._features_graph import add_window_features, parse_feature_names
+from ._features_graph import FEATURE_FORMULAS, add_window_features, parse_feature_names
 from ._graph import GraphBuilder
 from ._metadata import write_metadata
 
@@ -120,20 +120,27 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     scaler, selected, komd = _unpack(model)
-    n_blocks, _ = parse_feature_names(model.feature_names)
+    n_blocks, parsed = parse_feature_names(model.feature_names)
     g = GraphBuilder()
     samples = g.input("samples", np.float32, ["n", 3 * n_blocks])
-    features = add_window_features(g, samples, model.feature_names, selected)
+    low, high = scaler.feature_range
     scale, offset = scaler.scale_[selected], scaler.min_[selected]
-    scaled = g.op("Add", g.op("Mul", features, g.const(scale, "scale")), g.const(offset, "offset"))
-    if scaler.clip:
-        low, high = scaler.feature_range
-        scaled = g.op("Clip", scaled, g.const(np.float64(low)), g.const(np.float64(high)))
-    x = g.op("Cast", scaled, to=onnx.TensorProto.FLOAT, hint="scaled")
+    # A clipping scaler fitted on clipped ratios maps ±1e3 outside [low, high] (it is increasing),
+    # so its clip implies the ratio clip: skip the latter (two nodes per window).
+    ratio = np.array([FEATURE_FORMULAS[parsed[i][1]][0] == "ratio" for i in selected])
+    implied = scaler.clip and bool(np.all(scale[ratio] > 0) and np.all(-RATIO_CLIP * scale[ratio] + offset[ratio] <= low)
+                                   and np.all(RATIO_CLIP * scale[ratio] + offset[ratio] >= high))
+    features = add_window_features(g, samples, model.feature_names, selected, clip_ratios=not implied)
     head = reduce_support(RBFHead.from_komd(komd), max_support_vectors)
-    score, stored_head = add_rbf_decision(g, x, head, precision)
-    g.rename(score, "score")
-    g.rename(g.op("GreaterOrEqual", "score", g.const(np.float32(0.0))), "stair")
+    # The scaler's output is multiplied by √β here, folded into its constants (see add_rbf_decision).
+    root = np.sqrt(head.gamma)
+    scaled = g.op("Add", g.op("Mul", features, g.const(scale * root, "scale")), g.const(offset * root, "offset"))
+    if scaler.clip:
+        scaled = g.op("Clip", scaled, g.const(np.float64(low * root)), g.const(np.float64(high * root)))
+    x = g.op("Cast", scaled, to=onnx.TensorProto.FLOAT, hint="scaled")
+    score, stored_head = add_rbf_decision(g, x, head, precision, x_times_sqrt_gamma=True)
+    score = g.rename(score, "score")
+    g.rename(g.op("GreaterOrEqual", score, g.const(np.float32(0.0))), "stair")
     onnx_model = g.model({"score": (np.float32, [1]), "stair": (np.bool_, [1])}, name="stairsense_stairstep")
 
     def stored(X):

@@ -7,11 +7,13 @@ the corrected two-pass variance Σd² − (Σd)²/n around the window mean; the 
 den' = sign(den)·max(|den|, 1e-6) with sign(0) = +1, clipped to ±1e3; Corr = 0 when a row is
 constant (Std ≤ 1e-10 · max|row|) and clipped to [-1, 1].
 
-Every feature is either one *statistic* of the window or a safe ratio of two. The graph computes
-each needed *group* of statistics (means, variances, extremes, the needed covariances, …) once as
-a vector over the five rows, concatenates them into one table, and then gathers: one ``Gather``
-for the direct features, two ``Gather`` and one safe division for all ratios. Groups no selected
-feature needs are not in the graph at all.
+Every feature is a safe ratio num / den' of two entries of one *table of statistics* (a direct
+statistic has den = 1, which the safe ratio passes through exactly; only true ratios are clipped).
+The graph builds each needed *group* of the table once (means, the 5×5 covariance from one
+``Gemm``, extremes, correlations, …), concatenates the groups, and then needs two ``Gather`` and
+one safe division for all selected features, in the model's column order. Groups no selected
+feature reads are not in the graph at all. Fewer nodes is the point: ONNX Runtime's per-node
+overhead, not arithmetic, dominates on windows of tens of samples.
 
 Statistics run in float64 inside the graph (the input is float32 samples): gravity-free means sit
 near 0 and feed ratios, where float32 sums would change the features by whole percents.
@@ -29,7 +31,6 @@ from stairsense.features._window_features import (
     N_FEATURES,
     RATIO_CLIP,
     RATIO_EPS,
-    ROW_NAMES,
     feature_names,
 )
 
@@ -105,123 +106,132 @@ def parse_feature_names(names: Sequence[str]) -> tuple[int, list[tuple[int, str]
     return len(names) // N_FEATURES, parsed
 
 
-class _BlockStatistics:
-    """Lazily built statistic groups of one 3-column block of samples, all float64."""
+# Rows are kept internally as [x, y, z, horiz, norm]: the first four are one MatMul of the samples.
+_INTERNAL_ROW = {0: 0, 1: 1, 2: 2, 3: 4, 4: 3}
+_ROW_MIX = np.array([[1.0, 0.0, 0.0, 0.5], [0.0, 1.0, 0.0, 0.5], [0.0, 0.0, 1.0, 0.0]])
+_SCALAR_GROUPS = ("ma", "sma", "hdisp", "one")
 
-    def __init__(self, g: GraphBuilder, samples64: str, block: int, corrected_68_69: bool):
+
+class _BlockStatistics:
+    """Lazily built statistic groups of one 3-column block of samples, all float64.
+
+    Node count is what costs time here (ONNX Runtime spends ~0.3 µs per node on a window of 30
+    samples, far more than the arithmetic), so the second moments of all five rows come from one
+    ``Gemm`` (DᵀD of the centred rows) and the correlations from one outer product.
+    """
+
+    def __init__(self, g: GraphBuilder, xyz: str, corrected_68_69: bool):
         self.g = g
+        self.xyz = xyz
         self.corrected = corrected_68_69
-        cols = g.op("Slice", samples64, g.const(np.array([3 * block], np.int64)),
-                    g.const(np.array([3 * block + 3], np.int64)), g.const(np.array([1], np.int64)), hint="xyz")
-        self.xyz = cols
         self._groups: dict[str, str] = {}
         self._axis0 = g.const(np.array([0], np.int64), "axis0")
         self._axis1 = g.const(np.array([1], np.int64), "axis1")
-
-    def _reduce(self, op, value, axis):
-        return self.g.op(op, value, axis, keepdims=0)
 
     def group(self, name: str) -> str:
         if name not in self._groups:
             self._groups[name] = getattr(self, "_" + name)()
         return self._groups[name]
 
-    # Rows and counts -------------------------------------------------------------------------
+    # Rows, centring, second moments ------------------------------------------------------------
     def _rows(self):
         g = self.g
-        norm = g.op("Sqrt", g.op("ReduceSumSquare", self.xyz, self._axis1, keepdims=1), hint="norm")
-        xy = g.op("Slice", self.xyz, g.const(np.array([0], np.int64)), g.const(np.array([2], np.int64)),
-                  self._axis1)
-        horiz = g.op("Div", g.op("ReduceSum", xy, self._axis1, keepdims=1), g.const(np.float64(2.0)), hint="horiz")
-        return g.op("Concat", self.xyz, norm, horiz, axis=1, hint="rows")
+        mixed = g.op("MatMul", self.xyz, g.const(_ROW_MIX, "row_mix"))  # x, y, z, (x + y)/2, exactly
+        norm = g.op("ReduceL2", self.xyz, self._axis1, keepdims=1, hint="norm")
+        return g.op("Concat", mixed, norm, axis=1, hint="rows")
 
     def _n(self):
+        return self.g.op("Cast", self.g.op("Shape", self.xyz, start=0, end=1), to=11, hint="n")
+
+    def _cov(self):
+        """5×5 population covariance DᵀD/n of the rows centred twice: D = (S − m) − mean(S − m).
+
+        Centring again by the mean residual is the corrected two-pass algorithm of the Python
+        features (Chan, Golub & LeVeque) in graph form: it removes the error of the rounded mean,
+        which on a constant row whose mean rounds (a norm of 9.81-valued samples) would otherwise
+        leave Std ≈ 2e-15 and a ratio over a constant row of 1e-9 instead of 0. DᵀD is a sum of
+        squares on the diagonal, so variances are never negative.
+        """
         g = self.g
-        shape = g.op("Shape", self.xyz)
-        return g.op("Cast", g.op("Gather", shape, g.const(np.int64(0)), axis=0), to=11, hint="n")
+        centred = g.op("Sub", self.group("rows"), self.group("mean"))
+        centred = g.op("Sub", centred, g.op("ReduceMean", centred, self._axis0, keepdims=1), hint="centred")
+        return g.op("Div", g.op("Gemm", centred, centred, transA=1), self.group("n"), hint="cov")
 
-    def _centred(self):
-        return self.g.op("Sub", self.group("rows"), self.group("mean"), hint="centred")
-
-    def _sums(self):
-        return self._reduce("ReduceSum", self.group("centred"), self._axis0)
-
-    # Statistic groups (vectors over the five rows unless noted) -------------------------------
+    # Statistic groups: vectors over the five (internal) rows, or one value ----------------------
     def _mean(self):
-        return self._reduce("ReduceMean", self.group("rows"), self._axis0)
+        return self.g.op("ReduceMean", self.group("rows"), self._axis0, keepdims=0, hint="mean")
 
     def _var(self):
-        # Corrected two-pass variance; rounding can leave a constant row at -1e-33, hence Max(., 0).
         g = self.g
-        n, sums = self.group("n"), self.group("sums")
-        second = self._reduce("ReduceSumSquare", self.group("centred"), self._axis0)
-        excess = g.op("Div", g.op("Mul", sums, sums), n)
-        return g.op("Div", g.op("Max", g.op("Sub", second, excess), g.const(np.float64(0.0))), n, hint="var")
+        flat = g.op("Reshape", self.group("cov"), g.const(np.array([-1], np.int64)))
+        return g.op("Gather", flat, g.const(np.arange(0, 25, 6, dtype=np.int64), "diagonal"), axis=0, hint="var")
 
     def _std(self):
         return self.g.op("Sqrt", self.group("var"), hint="std")
 
     def _max(self):
-        return self._reduce("ReduceMax", self.group("rows"), self._axis0)
+        return self.g.op("ReduceMax", self.group("rows"), self._axis0, keepdims=0, hint="max")
 
     def _min(self):
-        return self._reduce("ReduceMin", self.group("rows"), self._axis0)
+        return self.g.op("ReduceMin", self.group("rows"), self._axis0, keepdims=0, hint="min")
 
     def _range(self):
         return self.g.op("Sub", self.group("max"), self.group("min"), hint="range")
 
     def _ma(self):
         g = self.g
-        mean_xyz = g.op("Slice", self.group("mean"), g.const(np.array([0], np.int64)),
-                        g.const(np.array([3], np.int64)), self._axis0)
-        return g.op("Sqrt", g.op("ReduceSumSquare", mean_xyz, self._axis0, keepdims=1), hint="ma")
+        mean_xyz = g.op("Slice", self.group("mean"), g.const(np.array([0], np.int64)), g.const(np.array([3], np.int64)),
+                        self._axis0)
+        return g.op("ReduceL2", mean_xyz, self._axis0, keepdims=1, hint="ma")
 
     def _sma(self):
         g = self.g
-        per_sample = g.op("ReduceSum", g.op("Abs", self.xyz), self._axis1, keepdims=0)
-        return g.op("ReduceMean", per_sample, self._axis0, keepdims=1, hint="sma")
+        return g.op("Div", g.op("ReduceL1", self.xyz, keepdims=0), self.group("n"), hint="sma")
 
     def _hdisp(self):
         """(Std_1 + Std_2)² literally (resolution 5), or Var_1 + Var_2 when corrected."""
         g = self.g
-        two = g.const(np.array([0, 1], np.int64))
+        first_two = g.const(np.array([[1.0], [1.0], [0.0], [0.0], [0.0]]), "sum_x_y")
         if self.corrected:
-            return g.op("ReduceSum", g.op("Gather", self.group("var"), two, axis=0), self._axis0, keepdims=1)
-        total = g.op("ReduceSum", g.op("Gather", self.group("std"), two, axis=0), self._axis0, keepdims=1)
+            return g.op("MatMul", self.group("var"), first_two, hint="hdisp")
+        total = g.op("MatMul", self.group("std"), first_two)
         return g.op("Mul", total, total, hint="hdisp")
 
-    def correlations(self, pairs: Sequence[int]) -> str:
-        """Pearson Corr of the given pairs (indices into ``_PAIRS``), 0 where a row is constant."""
+    def _corr(self):
+        """All 25 Pearson correlations (row-major 5×5), 0 where either row is constant."""
         g = self.g
-        h = g.const(np.array([_PAIRS[p][0] for p in pairs], np.int64), "pair_h")
-        j = g.const(np.array([_PAIRS[p][1] for p in pairs], np.int64), "pair_j")
-        centred, sums, n = self.group("centred"), self.group("sums"), self.group("n")
-        products = g.op("Mul", g.op("Gather", centred, h, axis=1), g.op("Gather", centred, j, axis=1))
-        comoment = self._reduce("ReduceSum", products, self._axis0)
-        excess = g.op("Div", g.op("Mul", g.op("Gather", sums, h, axis=0), g.op("Gather", sums, j, axis=0)), n)
-        cov = g.op("Div", g.op("Sub", comoment, excess), n, hint="cov")
         std = self.group("std")
-        scale = g.op("Max", g.op("Abs", self.group("min")), g.op("Abs", self.group("max")))
+        scale = g.op("ReduceMax", g.op("Abs", self.group("rows")), self._axis0, keepdims=0)
         varying = g.op("Greater", std, g.op("Mul", scale, g.const(np.float64(CONSTANT_ROW_RTOL))))
-        both = g.op("And", g.op("Gather", varying, h, axis=0), g.op("Gather", varying, j, axis=0))
-        std_product = g.op("Where", both, g.op("Mul", g.op("Gather", std, h, axis=0), g.op("Gather", std, j, axis=0)),
-                           g.const(np.float64(1.0)))
-        corr = g.op("Clip", g.op("Div", cov, std_product), g.const(np.float64(-1.0)), g.const(np.float64(1.0)))
-        return g.op("Where", both, corr, g.const(np.float64(0.0)), hint="corr")
+        std_varying = g.op("Reshape", g.op("Where", varying, std, g.const(np.float64(0.0))),
+                           g.const(np.array([1, 5], np.int64)))
+        # Outer product: positive exactly where both rows vary; elsewhere Corr is 0 (resolution 3).
+        std_product = g.op("Gemm", std_varying, std_varying, transA=1)
+        both_vary = g.op("Greater", std_product, g.const(np.float64(0.0)))
+        corr = g.op("Clip", g.op("Div", self.group("cov"), std_product), g.const(np.float64(-1.0)),
+                    g.const(np.float64(1.0)))
+        corr = g.op("Where", both_vary, corr, g.const(np.float64(0.0)))
+        return g.op("Reshape", corr, g.const(np.array([-1], np.int64)), hint="corr")
+
+    def _one(self):
+        """The denominator of direct features, so every feature is one safe ratio."""
+        return self.g.const(np.ones(1), "one")
 
 
-def _safe_ratio(g: GraphBuilder, num: str, den: str) -> str:
-    """num / (sign(den)·max(|den|, ε)) with sign(0) = +1, clipped to ±1e3 (resolution 4)."""
-    sign = g.op("Where", g.op("GreaterOrEqual", den, g.const(np.float64(0.0))),
-                g.const(np.float64(1.0)), g.const(np.float64(-1.0)))
-    safe_den = g.op("Mul", sign, g.op("Max", g.op("Abs", den), g.const(np.float64(RATIO_EPS))))
-    return g.op("Clip", g.op("Div", num, safe_den), g.const(np.float64(-RATIO_CLIP)),
-                g.const(np.float64(RATIO_CLIP)), hint="ratio")
+def _table_index(group: str, index: int) -> int:
+    """Position of a statistic inside its group's vector."""
+    if group == "corr":
+        h, j = _PAIRS[index]
+        return 5 * _INTERNAL_ROW[h] + _INTERNAL_ROW[j]
+    return 0 if group in _SCALAR_GROUPS else _INTERNAL_ROW[index]
 
 
 def add_window_features(g: GraphBuilder, samples: str, feature_names_in: Sequence[str],
-                        selected: Sequence[int]) -> str:
-    """Add the selected features of one window to ``g``; return the ``[1, k]`` float64 output.
+                        selected: Sequence[int], *, clip_ratios: bool = True) -> str:
+    """Add the selected features of one window to ``g``; return the ``[k]`` float64 output.
+
+    Every feature becomes num / safe(den) over one table of statistics: a direct statistic has
+    den = 1 (exact), a ratio its denominator statistic; ratios alone are clipped to ±1e3.
 
     Parameters
     ----------
@@ -233,56 +243,57 @@ def add_window_features(g: GraphBuilder, samples: str, feature_names_in: Sequenc
         All input feature names of the model (79 per block, see :func:`parse_feature_names`).
     selected : sequence of int
         Indices into ``feature_names_in`` of the features to compute, in output order.
+    clip_ratios : bool, default=True
+        Clip ratios to ±1e3. A caller whose next step is a clipping min-max scaler fitted on
+        clipped ratios passes False: the scaler's clip then implies this one (the scaler is
+        increasing and maps ±1e3 outside its output range).
 
     Returns
     -------
     str
-        Name of the ``[1, len(selected)]`` float64 tensor of features.
+        Name of the ``[len(selected)]`` float64 tensor of features.
     """
     n_blocks, parsed = parse_feature_names(feature_names_in)
     selected = [int(i) for i in selected]
     if not selected or min(selected) < 0 or max(selected) >= len(parsed):
         raise ValueError(f"selected must be non-empty indices into the {len(parsed)} features, got {selected[:10]}")
     samples64 = g.op("Cast", samples, to=11, hint="samples64")
-    # Statistic table: one entry per (block, group, index) some selected feature reads.
-    keys: list[tuple] = []
+    numerators, denominators, is_ratio = [], [], []
     for i in selected:
         block, base = parsed[i]
         formula = FEATURE_FORMULAS[base]
-        keys.extend((block, *key) for key in formula[1:])
-    table_parts, position = [], {}
-    for block in sorted({k[0] for k in keys}):
+        numerators.append((block, *formula[1]))
+        denominators.append((block, *formula[2]) if formula[0] == "ratio" else (block, "one", 0))
+        is_ratio.append(formula[0] == "ratio")
+    # The table: each needed (block, group) vector once, concatenated.
+    table_parts, offsets, width = [], {}, 0
+    for block in sorted({key[0] for key in numerators + denominators}):
         corrected = any(parsed[i][1] in _CORRECTED_ONLY for i in selected if parsed[i][0] == block)
-        stats = _BlockStatistics(g, samples64, block, corrected)
-        wanted = sorted({k[1:] for k in keys if k[0] == block})
-        pairs = sorted(idx for grp, idx in wanted if grp == "corr")
-        for grp in sorted({grp for grp, _ in wanted}):
-            vector = stats.correlations(pairs) if grp == "corr" else stats.group(grp)
-            width = len(pairs) if grp == "corr" else (1 if grp in ("ma", "sma", "hdisp") else 5)
-            offset = sum(position_width for _, position_width in table_parts)
-            table_parts.append((vector, width))
-            for idx in (pairs if grp == "corr" else range(width)):
-                position[(block, grp, idx)] = offset + (pairs.index(idx) if grp == "corr" else idx)
-    table = g.op("Concat", *[v for v, _ in table_parts], axis=0, hint="stat_table")
-    direct = [(out, position[(parsed[i][0], *FEATURE_FORMULAS[parsed[i][1]][1])])
-              for out, i in enumerate(selected) if FEATURE_FORMULAS[parsed[i][1]][0] == "direct"]
-    ratio = [(out, position[(parsed[i][0], *FEATURE_FORMULAS[parsed[i][1]][1])],
-              position[(parsed[i][0], *FEATURE_FORMULAS[parsed[i][1]][2])])
-             for out, i in enumerate(selected) if FEATURE_FORMULAS[parsed[i][1]][0] == "ratio"]
-    parts, order = [], []
-    if direct:
-        parts.append(g.op("Gather", table, g.const(np.array([p for _, p in direct], np.int64)), axis=0))
-        order += [out for out, _ in direct]
-    if ratio:
-        num = g.op("Gather", table, g.const(np.array([p for _, p, _ in ratio], np.int64)), axis=0)
-        den = g.op("Gather", table, g.const(np.array([q for _, _, q in ratio], np.int64)), axis=0)
-        parts.append(_safe_ratio(g, num, den))
-        order += [out for out, _, _ in ratio]
-    features = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
-    if order != sorted(order):
-        # Restore the model's column order: output position → position in [direct..., ratio...].
-        features = g.op("Gather", features, g.const(np.argsort(order).astype(np.int64)), axis=0)
-    return g.op("Reshape", features, g.const(np.array([1, -1], np.int64)), hint="features")
+        xyz = samples64 if n_blocks == 1 else g.op(
+            "Slice", samples64, g.const(np.array([3 * block], np.int64)), g.const(np.array([3 * block + 3], np.int64)),
+            g.const(np.array([1], np.int64)), hint="xyz")
+        stats = _BlockStatistics(g, xyz, corrected)
+        for group in sorted({key[1] for key in numerators + denominators if key[0] == block}):
+            table_parts.append(stats.group(group))
+            offsets[(block, group)] = width
+            width += 25 if group == "corr" else (1 if group in _SCALAR_GROUPS else 5)
+    table = table_parts[0] if len(table_parts) == 1 else g.op("Concat", *table_parts, axis=0, hint="stat_table")
+
+    def gather(keys):
+        positions = np.array([offsets[(b, grp)] + _table_index(grp, idx) for b, grp, idx in keys], np.int64)
+        return g.op("Gather", table, g.const(positions), axis=0)
+
+    features = gather(numerators)
+    if any(is_ratio):
+        # Safe ratio (resolution 4): den' = sign(den)·max(|den|, ε) with sign(0) = +1.
+        den = gather(denominators)
+        safe = g.op("Where", g.op("GreaterOrEqual", den, g.const(np.float64(0.0))),
+                    g.op("Max", den, g.const(np.float64(RATIO_EPS))), g.op("Min", den, g.const(np.float64(-RATIO_EPS))))
+        features = g.op("Div", features, safe)
+        if clip_ratios:
+            bound = np.where(is_ratio, RATIO_CLIP, np.inf)
+            features = g.op("Max", g.op("Min", features, g.const(bound, "ratio_high")), g.const(-bound, "ratio_low"))
+    return features
 
 
 def window_features_model(selected: Sequence[int] | None = None, feature_names_in: Sequence[str] = FEATURE_NAMES):
@@ -321,5 +332,5 @@ def window_features_model(selected: Sequence[int] | None = None, feature_names_i
     g = GraphBuilder()
     samples = g.input("samples", np.float32, ["n", 3 * n_blocks])
     features = add_window_features(g, samples, feature_names_in, selected)
-    g.rename(features, "features")
+    g.rename(g.op("Reshape", features, g.const(np.array([1, -1], np.int64))), "features")
     return g.model({"features": (np.float64, [1, len(selected)])}, name="stairsense_window_features")

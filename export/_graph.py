@@ -21,8 +21,8 @@ TARGET_OPSET = 18
 #: builds; none is a loop or a custom op.
 ALLOWED_OPS = frozenset({
     "Abs", "Add", "And", "Cast", "Clip", "Concat", "DequantizeLinear", "Div", "Exp", "Gather",
-    "Greater", "GreaterOrEqual", "Identity", "MatMul", "Max", "Min", "Mul", "ReduceMax", "ReduceMean",
-    "ReduceMin", "ReduceSum", "ReduceSumSquare", "Reshape", "Shape", "Slice", "Sqrt", "Sub", "Where",
+    "Gemm", "Greater", "GreaterOrEqual", "Identity", "MatMul", "Max", "Min", "Mul", "ReduceMax", "ReduceMean",
+    "ReduceMin", "ReduceL1", "ReduceL2", "ReduceSum", "ReduceSumSquare", "Reshape", "Shape", "Slice", "Sqrt", "Sub", "Where",
     # skl2onnx's own MinMaxScaler converter (used by the registered pipeline converters) emits these.
     "Scaler", "ZipMap",
 })
@@ -88,8 +88,21 @@ class GraphBuilder:
                                op_version=TARGET_OPSET, **attrs)
 
     def rename(self, value: str, name: str) -> str:
-        """Expose ``value`` under the graph output name ``name``."""
-        self.nodes.append(helper.make_node("Identity", [value], [name]))
+        """Give the node output ``value`` the name ``name`` (a graph output), without an Identity.
+
+        An Identity node would cost ONNX Runtime a kernel launch per window; renaming the
+        producer's output (and its consumers' inputs) is free. Inputs and initializers, which
+        no node produces, get an Identity.
+        """
+        producer = next((n for n in self.nodes if value in n.output), None)
+        if producer is None:
+            self.nodes.append(helper.make_node("Identity", [value], [name]))
+            return name
+        producer.output[list(producer.output).index(value)] = name
+        for node in self.nodes:
+            for k, inp in enumerate(node.input):
+                if inp == value:
+                    node.input[k] = name
         return name
 
     def model(self, outputs: dict, *, name: str = "stairsense") -> onnx.ModelProto:
