@@ -149,6 +149,17 @@ def test_runtime_matches_python_model(model, windows, exported, precision, ort_f
     assert abs(int(labels.sum()) - int((python >= 0).sum())) <= 0.005 * python.size
 
 
+def test_extreme_windows_match_python_through_the_whole_model(model, exported):
+    """Near-zero means, constant rows and huge ratios: exercises the folded ratio/scaler clip."""
+    windows = _hard_windows(np.random.default_rng(11)) + [
+        np.random.default_rng(12).normal(size=(40, 3)).astype(np.float32) * 60]
+    samples = np.concatenate(windows)
+    offsets = np.concatenate([[0], np.cumsum([len(w) for w in windows])])
+    scores = OnnxStairModel(exported["fp32"].path).decision_windows(samples, offsets)
+    python = model.decision_function(window_features(samples, offsets))
+    np.testing.assert_allclose(scores, python, atol=1e-4)
+
+
 def test_compaction_shrinks_the_file(exported):
     sizes = {p: r.size_bytes for p, r in exported.items()}
     assert sizes["int8"] < sizes["fp16"] < sizes["fp32"]
