@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, is_classifier
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -85,6 +85,37 @@ class _BaseKernelMachine(BaseEstimator):
         if self.fit_intercept:
             K = K + float(self.intercept_scaling) ** 2
         return PrecomputedKernel(K)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit one machine per output column (one for regression or two classes, else one per class).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs, or the training Gram matrix when ``kernel="precomputed"``.
+        y : array-like of shape (n_samples,)
+            Class labels for the classifier, real targets for the regressor.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative multipliers of ``C`` per sample.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        # Regressors coerce object-dtype targets to float; classifiers keep their labels as given.
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=float, y_numeric=not is_classifier(self))
+        sample_weight = _check_sample_weight(sample_weight, X)
+        Y, sample_weight = self._encode_targets(y, sample_weight)
+        return self._fit_outputs(X, Y, sample_weight)
+
+    def _encode_targets(self, y, sample_weight):
+        """The one hook of subclasses: ``y`` as an ``(n_samples, n_outputs)`` float matrix.
+
+        Returns ``(Y, sample_weight)``; the weights may be rescaled (class weights).
+        """
+        raise NotImplementedError
 
     def _fit_outputs(self, X, Y, sample_weight):
         """Solve one kernel machine per column of ``Y`` (one-vs-rest for many classes)."""
@@ -250,26 +281,9 @@ class KernelMachineClassifier(ClassifierMixin, _BaseKernelMachine):
         self.class_weight = class_weight
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit one machine (two classes) or one per class against the rest.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training inputs, or the training Gram matrix when ``kernel="precomputed"``.
-        y : array-like of shape (n_samples,)
-            Class labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative multipliers of ``C`` per sample.
-
-        Returns
-        -------
-        self : KernelMachineClassifier
-        """
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=float)
+    def _encode_targets(self, y, sample_weight):
+        """-1/+1 codes: one column for two classes, one per class against the rest otherwise."""
         check_classification_targets(y)
-        sample_weight = _check_sample_weight(sample_weight, X)
         binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
         Y = binarizer.fit_transform(y).astype(float)
         self.classes_ = binarizer.classes_
@@ -279,7 +293,7 @@ class KernelMachineClassifier(ClassifierMixin, _BaseKernelMachine):
             )
         if self.class_weight is not None:
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y)
-        return self._fit_outputs(X, Y, sample_weight)
+        return Y, sample_weight
 
     def decision_function(self, X):
         """Signed scores ``g(x)``: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
@@ -373,26 +387,9 @@ warm_start, random_state
         self.warm_start = warm_start
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the regression machine.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training inputs, or the training Gram matrix when ``kernel="precomputed"``.
-        y : array-like of shape (n_samples,)
-            Real targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative multipliers of ``C`` per sample.
-
-        Returns
-        -------
-        self : KernelMachineRegressor
-        """
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=float, y_numeric=True)
-        sample_weight = _check_sample_weight(sample_weight, X)
-        return self._fit_outputs(X, np.asarray(y, dtype=float)[:, None], sample_weight)
+    def _encode_targets(self, y, sample_weight):
+        """The real targets as the single output column."""
+        return np.asarray(y, dtype=float)[:, None], sample_weight
 
     def predict(self, X):
         """``g(x) = sum_i c_i K(x_i, x) + b``."""
