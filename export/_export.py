@@ -36,6 +36,7 @@ from ._compact import PRECISIONS, RBFHead, add_rbf_decision, reduce_support, sav
 from ._features_graph import FEATURE_FORMULAS, add_window_features, parse_feature_names
 from ._graph import GraphBuilder
 from ._metadata import write_metadata
+from ._runtime import session_options
 
 __all__ = ["ExportParityError", "ExportReport", "build_onnx_model", "export_model", "validation_windows"]
 
@@ -184,8 +185,7 @@ def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray]:
 def _session(model_bytes_or_path):
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
+    options = session_options(threads=1)
     source = model_bytes_or_path if isinstance(model_bytes_or_path, bytes) else str(model_bytes_or_path)
     return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 

@@ -25,7 +25,7 @@ from stairsense.models._stairstep import _READ_ONLY_FIELDS
 
 from ._metadata import FORMAT, FORMAT_VERSION, HASH_KEY, content_hash, read_metadata
 
-__all__ = ["OnnxModelError", "OnnxStairModel", "inspect_model"]
+__all__ = ["OnnxModelError", "OnnxStairModel", "inspect_model", "session_options"]
 
 # The FlatBuffers file identifier of ONNX Runtime's ORT format, at bytes 4..8.
 _ORT_IDENTIFIER = b"ORTM"
@@ -34,6 +34,22 @@ _STAIR, _NO_STAIR = 1, 0
 
 class OnnxModelError(ValueError):
     """An ONNX file that cannot be used as a stairsense stair-step model; the message names it."""
+
+
+def session_options(threads: int = 1):
+    """ONNX Runtime options for a stair-step model; the phone glue should set the same two.
+
+    ``session.disable_quant_qdq = 1`` lets the load-time constant folding turn the int8 support
+    set's ``DequantizeLinear`` into a float32 constant once, instead of on every window (the QDQ
+    optimisations it disables are for quantized *activations*, which these models do not have):
+    measured 41 → 33 µs per window for 936 support vectors. The file stays small; RAM holds floats.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.add_session_config_entry("session.disable_quant_qdq", "1")
+    return options
 
 
 def _is_ort_format(path: Path, head: bytes) -> bool:
@@ -132,8 +148,7 @@ class OnnxStairModel:
         with open(self.path, "rb") as f:
             head = f.read(8)
         ort_format = _is_ort_format(self.path, head)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options = session_options(threads)
         if ort_format:
             options.add_session_config_entry("session.load_model_format", "ORT")
             source = str(self.path)
