@@ -8,8 +8,14 @@ from stairsense.models._losses import LOSS_NAMES, Loss, neg_resolvent_scalar
 LOSS_PARAMS = {"epsilon": 0.3, "delta": 0.7}
 
 
-def _labels(loss, rng, n):
-    return rng.choice([-1.0, 1.0], n) if loss.is_margin else rng.normal(scale=2.0, size=n)
+def _random_problem(name, seed, n, v_scale, C_range, log10_alpha_range):
+    """A loss and per-sample ``(v, y, C, alpha)``; ``y`` is +-1 for margin losses, real otherwise."""
+    loss = Loss(name, **LOSS_PARAMS)
+    rng = np.random.default_rng(seed)
+    v = rng.normal(scale=v_scale, size=n)
+    y = rng.choice([-1.0, 1.0], n) if loss.is_margin else rng.normal(scale=2.0, size=n)
+    C, alpha = rng.uniform(*C_range, n), 10.0 ** rng.uniform(*log10_alpha_range, n)
+    return loss, v, y, C, alpha
 
 
 def _oracle_neg_resolvent(loss, v, y, C, alpha):
@@ -27,12 +33,8 @@ def _oracle_neg_resolvent(loss, v, y, C, alpha):
 
 @pytest.mark.parametrize("name", LOSS_NAMES)
 def test_neg_resolvent_matches_proximal_oracle(name):
-    loss = Loss(name, **LOSS_PARAMS)
-    rng = np.random.default_rng(1)
-    n = 40
-    v, y = rng.normal(scale=3.0, size=n), _labels(loss, rng, n)
     # Small alpha (the fixed point's 1/tr K) is where a plain Newton root search used to stall.
-    C, alpha = rng.uniform(0.1, 3.0, n), 10.0 ** rng.uniform(-2.0, 0.3, n)
+    loss, v, y, C, alpha = _random_problem(name, 1, 40, 3.0, (0.1, 3.0), (-2.0, 0.3))
     got = loss.neg_resolvent(v, y, C, alpha)
     want = np.array([_oracle_neg_resolvent(loss, *args) for args in zip(v, y, C, alpha)])
     np.testing.assert_allclose(got, want, atol=1e-6 * (1 + np.abs(want)).max())
@@ -40,11 +42,7 @@ def test_neg_resolvent_matches_proximal_oracle(name):
 
 @pytest.mark.parametrize("name", LOSS_NAMES)
 def test_compiled_scalar_operator_equals_numpy(name):
-    loss = Loss(name, **LOSS_PARAMS)
-    rng = np.random.default_rng(2)
-    n = 200
-    v, y = rng.normal(scale=5.0, size=n), _labels(loss, rng, n)
-    C, alpha = rng.uniform(0.01, 5.0, n), 10.0 ** rng.uniform(-4, 1, n)
+    loss, v, y, C, alpha = _random_problem(name, 2, 200, 5.0, (0.01, 5.0), (-4, 1))
     scalar = [neg_resolvent_scalar(loss.code, *args, loss.epsilon, loss.delta) for args in zip(v, y, C, alpha)]
     np.testing.assert_allclose(scalar, loss.neg_resolvent(v, y, C, alpha), rtol=1e-10, atol=1e-13)
 
