@@ -1,0 +1,211 @@
+"""Size, speed and accuracy of the exported ONNX stair-step model, beside the Python model.
+
+On UCI HAPT RawData (virtual rotation vector from ``bench_table_12_2``'s cached fusion, 30 Hz,
+data-driven windows), one leave-subjects-out split: every third subject (sorted) is held out,
+the model (scale → EasyMKL top-49 → RBF KOMD, default Λ and γ) is trained on at most
+``--max-train`` windows of the others (a seeded, stratified subsample: KOMD's fit holds an l×l
+kernel), and exported at fp32, fp16 and int8, and with fewer support vectors.
+
+For every variant, in one process and on the same held-out windows:
+
+* file size (kB) and F1 of STAIR on all held-out windows, run through ONNX Runtime one window at
+  a time (the phone's path), against the uncompressed Python model's F1;
+* median time per window of ``InferenceSession.run`` (``intra_op_num_threads = 1``), against the
+  scikit-learn pipeline's ``predict`` on that window's feature row, and against
+  ``window_features`` + ``predict`` (what ONNX replaces on the phone).
+
+Times are medians over every call of ``--repeats`` passes over ``--timed`` windows, on a shared
+2-core machine (noisy: medians, not means). Writes ``benchmarks/results/export.md`` and
+``export.png`` (size versus F1).
+
+Run: ``.venv/bin/python benchmarks/bench_export.py`` (targets: fp32/fp16/int8 within 0.01 F1 of
+Python, default export ≤ 32 kB, ≤ 30 µs per window, ≥ 10× faster than the pipeline per window).
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from sklearn.metrics import f1_score  # noqa: E402
+
+from stairsense import PipelineConfig  # noqa: E402
+from stairsense.export._export import export_model  # noqa: E402
+from stairsense.export._graph import GraphBuilder  # noqa: E402
+from stairsense.export._runtime import OnnxStairModel, session_options  # noqa: E402
+from stairsense.features._window_features import window_features  # noqa: E402
+from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline  # noqa: E402
+from stairsense.pipeline import _window_labels, feature_names_for  # noqa: E402
+from stairsense.stream._frontend import FrontEnd  # noqa: E402
+from stairsense.stream._resample import resample  # noqa: E402
+from stairsense.stream._standardize import resolve_orientation  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+from bench_table_12_2 import fused_logs, windows  # noqa: E402  (cached UCI fusion and windows)
+
+RESULTS = ROOT / "results"
+DATA = Path("/work/shared/data/uci-hapt/RawData")
+
+
+def held_out_windows(logs, config, subjects):
+    """Samples, offsets and labels of the kept, unambiguous windows of the held-out subjects."""
+    parts, offsets, labels = [], [0], []
+    for log in logs:
+        if log.meta.get("subject") not in subjects:
+            continue
+        log = resample(log, config.rate_hz)  # labels must be read at the front end's rate
+        result = FrontEnd(config, resolve_orientation(config, log), rate_hz=log.rate_hz).process(log)
+        index, offs = result.windows.sample_index(result.windows.kept)
+        y, _ = _window_labels(log.label, result.standardized.first + index, offs)
+        for w in np.flatnonzero(y >= 0):
+            window = result.standardized.samples[index[offs[w]:offs[w + 1]]]
+            parts.append(window)
+            offsets.append(offsets[-1] + len(window))
+            labels.append(y[w])
+    return np.concatenate(parts).astype(np.float32), np.asarray(offsets), np.asarray(labels)
+
+
+def stratified_subsample(y, size, seed=0):
+    rng = np.random.default_rng(seed)
+    if y.size <= size:
+        return np.arange(y.size)
+    keep = [rng.choice(np.flatnonzero(y == c), round(size * np.mean(y == c)), replace=False) for c in np.unique(y)]
+    return np.sort(np.concatenate(keep))
+
+
+def per_call_median(fn, items, repeats):
+    times = []
+    for _ in range(repeats):
+        for item in items:
+            t0 = time.perf_counter()
+            fn(item)
+            times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-train", type=int, default=2000)
+    parser.add_argument("--timed", type=int, default=300, help="windows per timing pass")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    config = PipelineConfig(rate_hz=30)
+    logs = fused_logs(DATA)
+    X, y, groups = windows(logs, config)
+    subjects = np.unique(groups)
+    test_subjects = set(subjects[::3].tolist())
+    train = np.flatnonzero(~np.isin(groups, list(test_subjects)))
+    train = train[stratified_subsample(y[train], args.max_train)]
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # EasyMKL's max_iter note; the ranking is still used
+        model = StairstepModel.train(make_stairstep_pipeline(k=49, random_state=0), X[train], y[train],
+                                     config=config, feature_names=feature_names_for(config), groups=groups[train])
+    fit_s = time.perf_counter() - t0
+    samples, offsets, y_test = held_out_windows(logs, config, test_subjects)
+    X_test = window_features(samples.astype(np.float64), offsets)
+    python_pred = model.predict(X_test)
+    f1_python = f1_score(y_test, python_pred)
+    n_sv = model.pipeline[-1].dual_coef_.size
+
+    variants = [("fp32", None), ("fp16", None), ("int8", None)]
+    variants += [("int8", max(2, n_sv // d)) for d in (2, 4, 8)]
+    rows, points = [], []
+    timed = np.linspace(0, offsets.size - 2, min(args.timed, offsets.size - 1)).astype(int)
+    one_window = [samples[offsets[w]:offsets[w + 1]] for w in timed]
+    with tempfile.TemporaryDirectory() as folder:
+        for precision, max_sv in variants:
+            path = Path(folder) / f"stairs_{precision}_{max_sv}.onnx"
+            reduced = max_sv is not None
+            report = export_model(model, path, precision=precision, validation=(samples, offsets),
+                                  max_support_vectors=max_sv, min_agreement=0.0 if reduced else 0.995)
+            onnx_model = OnnxStairModel(path, config=config)
+            f1 = f1_score(y_test, onnx_model.predict_windows(samples, offsets))
+            session = onnx_model._session
+            seconds = per_call_median(lambda w: session.run(["score"], {"samples": w}), one_window, args.repeats)
+            label = precision + (f", {report.n_support_vectors} SV" if reduced else "")
+            rows.append((label, report.size_bytes / 1024, report.n_support_vectors, f1, f1 - f1_python,
+                         report.parity["decision_agreement"], seconds))
+            points.append((report.size_bytes / 1024, f1, label))
+    # The Python → ONNX Runtime call itself (a one-node graph): part of every figure above, absent
+    # on a phone, where the Java/C API calls the session directly.
+    g = GraphBuilder()
+    g.rename(g.op("Abs", g.input("samples", np.float32, ["n", 3])), "score")
+    floor_session = ort.InferenceSession(g.model({"score": (np.float32, ["n", 3])}).SerializeToString(),
+                                         session_options(1), providers=["CPUExecutionProvider"])
+    binding = per_call_median(lambda w: floor_session.run(["score"], {"samples": w}), one_window, args.repeats)
+    python_row = per_call_median(lambda w: model.pipeline.predict(X_test[w:w + 1]), timed, args.repeats)
+    python_window = per_call_median(
+        lambda w: model.pipeline.predict(window_features(samples[offsets[w]:offsets[w + 1]], [0, offsets[w + 1] - offsets[w]])),
+        timed, args.repeats)
+
+    lines = [
+        "# ONNX export: size, speed and F1 against the Python model",
+        "",
+        f"Command: `.venv/bin/python benchmarks/bench_export.py --max-train {args.max_train} --timed {args.timed} "
+        f"--repeats {args.repeats}`  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores shared with other jobs; onnxruntime {ort.__version__}, "
+        "`intra_op_num_threads = 1`. Times are medians over every call.",
+        "",
+        f"Data: UCI HAPT RawData at 30 Hz, data-driven windows. Leave-subjects-out split: {len(test_subjects)} held-out "
+        f"subjects ({offsets.size - 1} windows, {int(y_test.sum())} STAIR), trained on a stratified subsample of "
+        f"{train.size} windows of the other {subjects.size - len(test_subjects)} (KOMD fit {fit_s:.0f} s). "
+        f"Python model (float64): F1 = {f1_python:.4f}, {n_sv} support vectors × 49 features.",
+        "",
+        "| variant | size (kB) | support vectors | F1 (ONNX Runtime) | ΔF1 vs Python | same decision as Python | median µs / window | pipeline.predict(row) / ONNX | window_features + predict / ONNX |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, kb, sv, f1, df1, agree, sec in rows:
+        lines.append(f"| {label} | {kb:.1f} | {sv} | {f1:.4f} | {df1:+.4f} | {agree:.2%} | {sec * 1e6:.1f} | "
+                     f"{python_row / sec:.1f}× | {python_window / sec:.1f}× |")
+    lines += [
+        "",
+        f"Python, per window (median): `pipeline.predict` on one feature row {python_row * 1e6:.0f} µs; "
+        f"`window_features` + `pipeline.predict` {python_window * 1e6:.0f} µs.",
+        "",
+        f"Python binding floor (a one-node graph through the same `session.run`): {binding * 1e6:.1f} µs per call, "
+        "included in every ONNX figure above; a phone calls the C/Java API without it.",
+        "",
+        "Reduced support sets keep the largest γ (both classes) with coefficients refitted by least squares to the "
+        "full model on its support vectors (`export._compact.reduce_support`); their decision agreement is not "
+        "enforced (`min_agreement=0`), the table shows their cost. fp16/int8 rows use the full support set with "
+        "refitted coefficients and must agree on ≥ 99.5 % of windows, or the export raises.",
+        "",
+        "![size versus F1](export.png)",
+    ]
+    (RESULTS / "export.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.axhline(f1_python, color="gray", linestyle="--", label=f"Python float64 (F1 {f1_python:.3f})")
+    ax.axhspan(f1_python - 0.01, f1_python + 0.01, color="gray", alpha=0.15, label="±0.01")
+    for kb, f1, label in points:
+        ax.scatter(kb, f1)
+        ax.annotate(label, (kb, f1), fontsize=8, xytext=(3, 3), textcoords="offset points")
+    ax.axvline(32, color="red", linestyle=":", label="32 kB target")
+    ax.set_xlabel("ONNX file size (kB)")
+    ax.set_ylabel("F1 (STAIR), held-out subjects")
+    ax.set_title("UCI HAPT, leave-subjects-out: size versus F1")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "export.png", dpi=110)
+
+
+if __name__ == "__main__":
+    main()
