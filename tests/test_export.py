@@ -182,6 +182,25 @@ def test_only_standard_operators_and_weights_as_initializers(exported, precision
     assert list(weights.dims) == [exported[precision].n_features, exported[precision].n_support_vectors]
 
 
+def test_graph_stays_small(exported):
+    """ONNX Runtime's per-node overhead (~0.4 µs) dominates a window's cost: 56 nodes today."""
+    assert len(onnx.load(exported["int8"].path).graph.node) <= 60
+
+
+def test_export_inputs_are_checked(model, tmp_path):
+    from stairsense.models._stairstep import save_model
+
+    saved = save_model(model, tmp_path / "m.ssm")
+    report = export_model(saved, tmp_path / "from_file.onnx", precision="fp16")  # default validation log
+    assert report.parity["n_windows"] > 100
+    with pytest.raises(TypeError, match="StairstepModel"):
+        export_model(model.pipeline, tmp_path / "x.onnx")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        export_model(model, tmp_path / "missing" / "x.onnx")
+    with pytest.raises(ValueError, match="precision must be one of"):
+        export_model(model, tmp_path / "x.onnx", precision="int4")
+
+
 def test_rbf_head_against_cdist(model):
     head = RBFHead.from_komd(model.pipeline[-1])
     X = np.random.default_rng(0).uniform(-1, 1, size=(5, head.support_vectors.shape[1]))
