@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._log import STANDARD_GRAVITY
-from ._sim_gait import GaitTimeline
+from ._sim_gait import GaitTimeline, require_fields
 
 __all__ = ["PLACEMENTS", "SensorModel", "DeviceTimeline"]
 
@@ -97,14 +97,8 @@ class SensorModel:
     drop_rate: float = 0.002
 
     def __post_init__(self):
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if not (np.isfinite(value) and value >= 0):
-                raise ValueError(f"SensorModel.{name} must be a finite number >= 0, got {value!r}")
-        if self.drop_rate >= 0.5:
-            raise ValueError(
-                f"SensorModel.drop_rate must be < 0.5 (a fraction of samples lost), got {self.drop_rate!r}"
-            )
+        require_fields(self, self.__dataclass_fields__, lambda v: np.isfinite(v) and v >= 0, "a finite number >= 0")
+        require_fields(self, ("drop_rate",), lambda v: v < 0.5, "< 0.5 (a fraction of samples lost)")
 
     @classmethod
     def ideal(cls) -> "SensorModel":

@@ -20,7 +20,7 @@ References for the facts used below
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from scipy.interpolate import CubicSpline
@@ -37,6 +37,28 @@ SIMULATED_ACTIVITIES = MOVING_ACTIVITIES + (Activity.STANDING,)
 # hand-held phone by a few cm/s² at 0.1–1 Hz. Three incommensurate sinusoids per axis stand in for it.
 _SWAY_AMPLITUDE = 0.03
 _SWAY_BAND_HZ = (0.1, 1.0)
+
+
+def require_fields(owner, names: Sequence[str], is_valid: Callable[[float], bool], requirement: str,
+                   *, hint: str = "") -> None:
+    """Raise ``ValueError`` naming the first field of ``owner`` in ``names`` whose value fails ``is_valid``.
+
+    The frozen parameter classes of the simulator (``Person``, ``SensorModel``) validate their fields
+    in ``__post_init__`` with this one helper, so every message has the same shape:
+    ``"<Class>.<field> must be <requirement>, got <value><hint>"``. A value for which ``is_valid``
+    is not true (including NaN, where every comparison is false) is rejected.
+
+    Examples
+    --------
+    >>> require_fields(Person(), ("step_cv",), lambda v: v > 0.5, "> 0.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: Person.step_cv must be > 0.5, got 0.02
+    """
+    for name in names:
+        value = getattr(owner, name)
+        if not is_valid(value):
+            raise ValueError(f"{type(owner).__name__}.{name} must be {requirement}, got {value!r}{hint}")
 
 
 @dataclass(frozen=True)
@@ -79,20 +101,12 @@ class Person:
     vertical_gain: float = 1.0
 
     def __post_init__(self):
-        for name in ("cadence_walk", "cadence_up", "cadence_down"):
-            value = getattr(self, name)
-            if not 0.5 <= value <= 4.0:
-                raise ValueError(
-                    f"Person.{name} must be a cadence in [0.5, 4] steps/s, got {value!r}; "
-                    "adults walk at about 1.6–2.1 steps/s."
-                )
-        positive = ("step_length_m", "stair_rise_m", "vertical_gain")
-        for name in positive:
-            if not getattr(self, name) > 0:
-                raise ValueError(f"Person.{name} must be > 0, got {getattr(self, name)!r}")
-        for name in ("step_cv", "amplitude_cv"):
-            if not 0 <= getattr(self, name) <= 0.3:
-                raise ValueError(f"Person.{name} must be in [0, 0.3], got {getattr(self, name)!r}")
+        require_fields(
+            self, ("cadence_walk", "cadence_up", "cadence_down"), lambda v: 0.5 <= v <= 4.0,
+            "a cadence in [0.5, 4] steps/s", hint="; adults walk at about 1.6–2.1 steps/s.",
+        )
+        require_fields(self, ("step_length_m", "stair_rise_m", "vertical_gain"), lambda v: v > 0, "> 0")
+        require_fields(self, ("step_cv", "amplitude_cv"), lambda v: 0 <= v <= 0.3, "in [0, 0.3]")
 
     @classmethod
     def draw(cls, rng: np.random.Generator) -> "Person":

@@ -351,6 +351,9 @@ def test_bad_arguments_are_named(kwargs, match):
     [
         (lambda: Person(cadence_walk=10.0), "Person.cadence_walk must be a cadence"),
         (lambda: Person(step_cv=-0.1), "Person.step_cv"),
+        (lambda: Person(cadence_up=0.1), "^Person.cadence_up must be a cadence in \\[0.5, 4\\] steps/s, got 0.1; adults"),
+        (lambda: Person(stair_rise_m=float("nan")), "^Person.stair_rise_m must be > 0, got nan$"),
+        (lambda: SensorModel(jitter=float("inf")), "^SensorModel.jitter must be a finite number >= 0, got inf$"),
         (lambda: SensorModel(acc_noise=-1.0), "SensorModel.acc_noise"),
         (lambda: SensorModel(drop_rate=0.7), "SensorModel.drop_rate must be < 0.5"),
         (lambda: list(simulate_chunks(minutes=1, chunk_s=0)), "chunk_s"),
