@@ -45,7 +45,7 @@ CLASSIFIERS = ("dt", "knn", "komd")
 # Spec §3.7 [P] grids ("full") and the small defaults that keep a laptop run short.
 _GRIDS = {
     "komd": {
-        "small": {"komd__lam": [0.01, 0.1], "komd__gamma": [2.0**-4, 2.0**-2]},
+        "small": {"komd__lam": [0.01, 0.1], "komd__gamma": [2.0**-5, 2.0**-3]},
         "full": {"komd__lam": [round(0.1 * i, 1) for i in range(11)],
                  "komd__gamma": [2.0**e for e in range(-6, 3)]},
     },
@@ -336,6 +336,10 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
     rng = check_random_state(random_state)
     outer, inner = _splitters(protocol, n_outer, n_inner, y, groups, rng)
     names = sorted(param_grid or {})
+    for name in names:
+        if isinstance(param_grid[name], str) or not hasattr(param_grid[name], "__len__") or not len(param_grid[name]):
+            raise ValueError(f"param_grid[{name!r}] must be a non-empty list of candidates, got "
+                             f"{param_grid[name]!r}; wrap a single value in a list")
     candidates = [dict(zip(names, values)) for values in itertools.product(*(param_grid[n] for n in names))]
     candidates = candidates or [{}]
     kw = dict(client=client, n_jobs=n_jobs, progress=progress)

@@ -120,6 +120,7 @@ def test_dask_client_gives_the_serial_result():
     (dict(protocol="kfold"), "unknown protocol"),
     (dict(protocol="loso", groups=np.zeros(20)), "at least 2 subjects"),
     (dict(protocol="nested-cv", pos_label=7), "no window of the positive"),
+    (dict(protocol="nested-cv", param_grid={"good": True}), r"param_grid\['good'\] must be a non-empty list"),
 ])
 def test_bad_input_is_named(kwargs, match):
     X, y, _ = _spy_data(n_subjects=2, per_subject=10)
