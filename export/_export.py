@@ -228,7 +228,7 @@ def _atomic_target(path: Path) -> Path:
 
 def export_model(model, out, precision: str = "fp32", ort: bool = False, validation=None, *,
                  max_support_vectors: int | None = None, score_tol: float = SCORE_TOLERANCE,
-                 min_agreement: float = MIN_AGREEMENT) -> ExportReport:
+                 min_agreement: float | None = None) -> ExportReport:
     """Export a stair-step classifier to ``out`` (ONNX), check it against Python, and report.
 
     Parameters
@@ -245,12 +245,15 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     validation : None, (samples, offsets), SensorLog or list of SensorLog
         Windows for the parity check (see :func:`validation_windows`).
     max_support_vectors : int, optional
-        Keep only this many support vectors (largest γ, renormalised per class).
+        Keep only this many support vectors (largest γ, coefficients refitted; see
+        :func:`~stairsense.export._compact.reduce_support`). A deliberate accuracy trade: the
+        decision agreement is reported, and enforced only if ``min_agreement`` is given.
     score_tol : float, default=1e-4
         fp32 full-support exports: largest accepted |ONNX − Python| score difference. Compacted
         or reduced exports must match *their stored weights* to this tolerance.
-    min_agreement : float, default=0.995
-        Compacted or reduced exports: least fraction of windows with the Python model's decision.
+    min_agreement : float, optional
+        Least fraction of validation windows with the Python model's STAIR decision. Default:
+        0.995 for fp16/int8 with the full support set, not enforced with ``max_support_vectors``.
 
     Returns
     -------
@@ -291,6 +294,8 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     reference = model.decision_function(X)
     exact = precision == "fp32" and stored_head.dual_coef.size == model.pipeline[-1].dual_coef_.size
     scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets)
+    if min_agreement is None:
+        min_agreement = 0.0 if stored_head.dual_coef.size < model.pipeline[-1].dual_coef_.size else MIN_AGREEMENT
     parity = _parity(scores, reference, stored(X), exact_reference=exact, score_tol=score_tol,
                      min_agreement=min_agreement)
     selected = model.pipeline[-2].get_support()

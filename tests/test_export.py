@@ -241,7 +241,11 @@ def test_failed_parity_raises_and_writes_nothing(model, windows, tmp_path):
         export_model(model, out, validation=windows, score_tol=0.0)
     with pytest.raises(ExportParityError, match="agree on"):
         export_model(model, out, precision="int8", ort=True, validation=windows, min_agreement=1.01)
+    with pytest.raises(ExportParityError, match="agree on"):
+        export_model(model, out, precision="int8", validation=windows, max_support_vectors=3, min_agreement=0.995)
     assert list(tmp_path.iterdir()) == []
+    reduced = export_model(model, out, precision="int8", validation=windows, max_support_vectors=3)
+    assert reduced.n_support_vectors == 3 and reduced.parity["decision_agreement"] < 1.0  # reported, not enforced
 
 
 def test_metadata_round_trip(model, exported):
