@@ -1,8 +1,8 @@
 """Tests of the ONNX export: feature graph, whole-model parity, compaction, metadata, loading.
 
 Oracles: the Python feature extractor (window_features) for every graph feature; the float64
-scikit-learn pipeline for the exported decision; KOMD's own θ (spec §1.2) for the re-derived
-threshold; scipy's cdist for the RBF head.
+scikit-learn pipeline for the exported decision; scipy's cdist for the RBF head and scipy's lstsq
+for the reduced-set coefficient refit.
 """
 from __future__ import annotations
 
