@@ -6,8 +6,9 @@ computed as
 
     f(x) = exp(x̃·W + c − ‖x̃‖²) · a + b,   x̃ = √β·x,  W = 2√β·Xsvᵀ,  c_i = −β‖x_i‖²,  a = yγ,  b = −θ,
 
-the expansion of β‖x − x_i‖², with √β folded into the scaler before it. Compaction changes only how W is
-*stored*; arithmetic stays float32 and a, c stay float32 (m numbers each, against m·k for W):
+the expansion of β‖x − x_i‖², with √β folded into the scaler before it. Compaction changes only
+how W is *stored*; arithmetic stays float32 and a, c stay float32 (m numbers each, against m·k
+for W):
 
 ``fp32``  W as a float32 initializer.
 ``fp16``  W as a float16 initializer followed by one ``Cast`` to float32.
