@@ -98,6 +98,18 @@ _REGISTRATIONS = (
 )
 
 
+def _same_function(registered, ours) -> bool:
+    """True for our converter, also when this module was imported twice under two names.
+
+    That happens with ``pytest --doctest-modules`` (``export._converters`` beside
+    ``stairsense.export._converters``) and ``importlib.reload``; the copies are the same code.
+    """
+    def key(f):
+        return getattr(f, "__qualname__", None), getattr(f, "__module__", "").rsplit(".", 2)[-2:]
+
+    return registered is ours or key(registered) == key(ours)
+
+
 def register_converters() -> None:
     """Register the converters with skl2onnx, once; refuse to replace anyone else's.
 
@@ -119,7 +131,7 @@ def register_converters() -> None:
             registered = get_converter(alias)._fct
         except ValueError:  # skl2onnx's "unregistered operator" error
             registered = None
-        if current == alias and registered is convert_fct:
+        if current == alias and _same_function(registered, convert_fct):
             continue
         if current is not None or registered is not None:
             raise RuntimeError(
