@@ -101,6 +101,16 @@ def project_class_simplices(v, positive):
     return out
 
 
+def _largest_eigenvalue(S):
+    """Largest eigenvalue of the symmetric PSD matrix ``S``, clipped at 0.
+
+    Only the top eigenvalue is computed. Rounding can leave it slightly negative for an all-zero
+    (or numerically zero) kernel; clipping keeps the step-size bound ``L`` of the solvers valid.
+    """
+    n = S.shape[0]
+    return max(float(eigvalsh(S, subset_by_index=[n - 1, n - 1])[0]), 0.0)
+
+
 def linear_kernel_operator(X):
     """Products with the linear kernel ``X Xᵀ`` in O(l·d), never forming the l×l matrix.
 
@@ -116,9 +126,7 @@ def linear_kernel_operator(X):
         Largest eigenvalue of ``X Xᵀ``, from the d×d Gram matrix ``Xᵀ X`` (same non-zero spectrum).
     """
     X = np.asarray(X, dtype=float)
-    gram = X.T @ X
-    lambda_max = float(eigvalsh(gram, subset_by_index=[gram.shape[0] - 1, gram.shape[0] - 1])[0])
-    return (lambda u: X @ (X.T @ u)), max(lambda_max, 0.0)
+    return (lambda u: X @ (X.T @ u)), _largest_eigenvalue(X.T @ X)
 
 
 def dense_kernel_operator(K):
@@ -135,8 +143,7 @@ def dense_kernel_operator(K):
     lambda_max : float
     """
     K = np.asarray(K, dtype=float)
-    lambda_max = float(eigvalsh(K, subset_by_index=[K.shape[0] - 1, K.shape[0] - 1])[0])
-    return (lambda u: K @ u), max(lambda_max, 0.0)
+    return (lambda u: K @ u), _largest_eigenvalue(K)
 
 
 @dataclass(frozen=True)
