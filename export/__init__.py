@@ -1,3 +1,28 @@
-"""ONNX export, skl2onnx converters, compaction and parity checks."""
+"""ONNX export of the stair-step model, skl2onnx converters, compaction and parity checks.
 
-__all__: list[str] = []
+Importing this package registers the skl2onnx converters for ``KOMDClassifier`` and
+``EasyMKLSelector`` (idempotent; refuses to overwrite a converter registered by someone else).
+"""
+from ._compact import PRECISIONS, reduce_support
+from ._converters import register_converters
+from ._export import ExportParityError, ExportReport, build_onnx_model, export_model, validation_windows
+from ._features_graph import window_features_model
+from ._runtime import OnnxModelError, OnnxStairModel, inspect_model, session_options
+
+register_converters()
+
+__all__ = [
+    "export_model",
+    "ExportReport",
+    "ExportParityError",
+    "build_onnx_model",
+    "validation_windows",
+    "OnnxStairModel",
+    "OnnxModelError",
+    "inspect_model",
+    "session_options",
+    "register_converters",
+    "window_features_model",
+    "PRECISIONS",
+    "reduce_support",
+]

@@ -50,10 +50,18 @@ def cmd_simulate(args) -> int:
 
 
 # --- replay --------------------------------------------------------------------------------------
-def _load_model(path):
+def _load_model(path, config: PipelineConfig):
+    """A model for replay and the configuration to replay with: ``.onnx``/``.ort`` files run through
+    ONNX Runtime (the phone's path), other files are ``stairsense train`` models."""
+    if Path(path).suffix in (".onnx", ".ort"):
+        from stairsense.export._runtime import OnnxStairModel
+
+        model = OnnxStairModel(path, config=config)
+        return model, model.config
     from stairsense.models._stairstep import load_model
 
-    return load_model(path)
+    model = load_model(path)
+    return model, model.check_config(config)
 
 
 def cmd_replay(args) -> int:
@@ -62,8 +70,7 @@ def cmd_replay(args) -> int:
     config = _config(args)
     model = None
     if args.model:
-        model = _load_model(args.model)
-        config = model.check_config(config) if hasattr(model, "check_config") else config
+        model, config = _load_model(args.model, config)
     plot = _ReplayPlot(args.plot_seconds) if args.plot else None
     report = replay(args.log, config, model=model, repair=tuple(args.repair or ()),
                     progress=not args.json and sys.stderr.isatty(), on_windows=plot)
@@ -165,6 +172,32 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+# --- export --------------------------------------------------------------------------------------
+def cmd_export(args) -> int:
+    from stairsense.export._export import export_model
+    from stairsense.export._runtime import inspect_model
+
+    if args.inspect:
+        info = inspect_model(args.model)
+        _emit(args, info, json.dumps(info, indent=2, default=str))
+        return 0
+    if not args.out:
+        raise ValueError("export needs --out FILE.onnx (or --inspect to read an exported model)")
+    validation = None
+    if args.validation:
+        from stairsense.stream._csvio import read_log
+
+        validation = [read_log(p) for p in args.validation]
+    report = export_model(args.model, args.out, precision=args.precision, ort=args.ort, validation=validation,
+                          max_support_vectors=args.max_support_vectors)
+    parity = report.parity
+    _emit(args, report.to_dict(),
+          f"wrote {report.path}: {report.size_bytes / 1024:.1f} KB, {report.precision}, {report.n_features} features, "
+          f"{report.n_support_vectors}/{report.n_support_vectors_trained} support vectors; parity {parity}"
+          + (f"\nwrote {report.ort_path}: {report.ort_size_bytes / 1024:.1f} KB (ORT format)" if report.ort_path else ""))
+    return 0
+
+
 # --- demo ----------------------------------------------------------------------------------------
 def cmd_demo(args) -> int:
     """Train on simulated people, replay a held-out simulated person, compare stair steps to the truth."""
@@ -242,6 +275,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot-seconds", type=float, default=30.0, help="seconds of signal in the plot (default 30)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("export", help="export a trained model to ONNX for the phone (or --inspect one)",
+                       description="Write one ONNX graph: a window's standardized samples [n, 3] -> the selected "
+                                   "features, [-1, 1] scaling and the KOMD RBF decision -> score and STAIR flag. "
+                                   "Every export is checked against the Python model and refused if it disagrees.")
+    p.add_argument("model", metavar="MODEL", help="a model from `stairsense train` (with --inspect: an .onnx file)")
+    p.add_argument("--out", metavar="ONNX", help="output .onnx file")
+    p.add_argument("--precision", choices=["fp32", "fp16", "int8"], default="fp32",
+                   help="storage of the support vectors (default fp32)")
+    p.add_argument("--max-support-vectors", type=int, metavar="N",
+                   help="keep the N support vectors with the largest weight (coefficients refitted): smaller "
+                        "model, accuracy cost reported")
+    p.add_argument("--ort", action="store_true", help="also write the ORT-format twin for mobile minimal builds")
+    p.add_argument("--validation", nargs="+", metavar="LOG", help="logs whose windows check parity "
+                   "(default: a simulated 4-minute log)")
+    p.add_argument("--inspect", action="store_true", help="print an exported model's metadata instead")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_export)
 
     data_help = "labelled canonical logs (.csv/.csv.gz with a label column) or a UCI HAPT RawData folder"
     p = sub.add_parser("train", help="train the stair-step classifier on labelled recordings",

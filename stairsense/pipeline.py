@@ -198,8 +198,10 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
         A canonical ``.csv``/``.csv.gz`` log (read in chunks; its ``.steps.csv`` sidecar gives the
         ground truth) or a log in memory.
     config : PipelineConfig
-    model : object with ``predict(X)``, optional
-        A stair-step classifier; kept windows it calls STAIR are counted as stair steps.
+    model : StairstepModel or OnnxStairModel, optional
+        A stair-step classifier; kept windows it calls STAIR are counted as stair steps. A model
+        with ``wants_samples = True`` gets each window's samples (``predict_windows``), others
+        the window features (``predict``).
     repair : iterable of str
         Reader repairs (``drop-nan``, ``split-gaps``); with ``split-gaps`` the front end restarts
         after every gap, as a phone does when the sensor stream stops.
@@ -239,8 +241,7 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
             ends.append(windows.t_end_ns[kept])
             tail.extend(result.standardized.t_ns, result.standardized.samples)
             if model is not None and kept.any():
-                X = window_features_of(tail.samples, windows.shifted(-tail.offset), kept)
-                stair_windows += int(np.count_nonzero(np.asarray(model.predict(X)) == STAIR))
+                stair_windows += int(np.count_nonzero(_classify(model, tail, windows, kept) == STAIR))
             if on_windows is not None:
                 on_windows(result, chunk)
             bar.update(len(chunk))
@@ -262,6 +263,16 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     if model is not None:
         report.stair_steps = stair_windows
     return report
+
+
+def _classify(model, tail, windows: WindowTable, kept) -> np.ndarray:
+    """Labels of the kept windows. Models with ``wants_samples`` (the exported ONNX graph, which
+    computes its own features, as on the phone) get the windows' samples; others get features."""
+    local = windows.shifted(-tail.offset)
+    if getattr(model, "wants_samples", False):
+        index, offsets = local.sample_index(kept)
+        return np.asarray(model.predict_windows(tail.samples[index], offsets))
+    return np.asarray(model.predict(window_features_of(tail.samples, local, kept)))
 
 
 class _SampleTail:

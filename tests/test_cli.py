@@ -37,7 +37,7 @@ def test_bad_input_is_one_line_error_with_exit_2(tmp_path, capsys):
     assert "empty.csv" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("command", [[], ["simulate"], ["replay"], ["train"], ["evaluate"], ["demo"]])
+@pytest.mark.parametrize("command", [[], ["simulate"], ["replay"], ["train"], ["evaluate"], ["export"], ["demo"]])
 def test_help_everywhere(command, capsys):
     with pytest.raises(SystemExit) as exc:
         main(command + ["--help"])
@@ -74,3 +74,24 @@ def test_demo_counts_stair_steps_against_truth(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["truth_stair_steps"] > 0 and result["stair_steps"] is not None
     assert (tmp_path / "stairs.model").exists() and (tmp_path / "held_out.csv.gz").exists()
+
+
+def test_export_inspect_and_replay_through_onnx_runtime_match_python(tmp_path, capsys):
+    pytest.importorskip("onnxruntime")
+    assert main(["demo", "--people", "2", "--minutes", "3", "--out", str(tmp_path), "--json"]) == 0
+    capsys.readouterr()
+    model, log, onnx = tmp_path / "stairs.model", tmp_path / "held_out.csv.gz", tmp_path / "stairs.onnx"
+    assert main(["export", str(model), "--out", str(onnx), "--json"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert exported["parity"]["max_abs_diff_vs_python"] < 1e-4
+    assert main(["export", "--inspect", str(onnx), "--json"]) == 0
+    assert "config" in json.dumps(json.loads(capsys.readouterr().out))
+    counts = []
+    for m in (model, onnx):
+        assert main(["replay", str(log), "--model", str(m), "--json"]) == 0
+        counts.append(json.loads(capsys.readouterr().out)["stair_steps"])
+    assert counts[0] == counts[1]
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(onnx.read_bytes()[:500])
+    assert main(["replay", str(log), "--model", str(broken)]) == 2
+    assert "broken.onnx" in capsys.readouterr().err
