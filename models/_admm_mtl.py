@@ -94,11 +94,20 @@ def variance_regularized_objective(W, X, y, task_index, rho1, rho2):
     >>> X = np.ones((2, 1)); y = np.array([1.0, 1.0])
     >>> variance_regularized_objective(W, X, y, np.array([0, 1]), 0.5, 1.0)
     7.0
+    >>> variance_regularized_objective(np.ones((2, 1)), X, y, np.array([0, 1]), 0.5, float("inf"))
+    1.0
     """
     margins = y * np.einsum("ij,ij->i", X, W[task_index])
     hinge = np.maximum(0.0, 1.0 - margins).sum()
     spread = W - W.mean(axis=0)
-    return float(hinge + rho1 * np.sum(W * W) + rho2 * np.sum(spread * spread))
+    # rho2 = inf (one shared model, alpha = 0) is the constraint "all w_t equal":
+    # its penalty is 0 on equal rows (not inf * 0 = nan) and inf otherwise. Equal
+    # rows are tested exactly: their float mean can differ from them by rounding.
+    if rho2 == np.inf:
+        penalty = 0.0 if np.all(W == W[:1]) else np.inf
+    else:
+        penalty = rho2 * np.sum(spread * spread)
+    return float(hinge + rho1 * np.sum(W * W) + penalty)
 
 
 def consensus_z_step(B, rho1, rho2, eta):
@@ -203,6 +212,30 @@ class _DaskBlocks:
         return self._client.gather(self._client.map(_weights_of, self._previous, pure=False))
 
 
+#: Residual balancing stops after this many iterations: ADMM converges for any
+#: fixed penalty, so a penalty that eventually stays fixed keeps that guarantee.
+_BALANCE_ITERATIONS = 50
+
+
+def _balanced_penalty(eta, primal_residual, dual_residual, mu=10.0, tau=2.0):
+    """Boyd et al. (2011) §3.4.1 residual balancing: the next ADMM penalty.
+
+    A large primal residual means the consensus constraint ``w = z`` is
+    enforced too weakly (raise ``eta``); a large dual residual means ``z``
+    still moves a lot because ``eta`` pins it too hard (lower it).
+
+    Examples
+    --------
+    >>> _balanced_penalty(1.0, 100.0, 1.0), _balanced_penalty(1.0, 1.0, 100.0), _balanced_penalty(1.0, 2.0, 1.0)
+    (2.0, 0.5, 1.0)
+    """
+    if primal_residual > mu * dual_residual:
+        return eta * tau
+    if dual_residual > mu * primal_residual:
+        return eta / tau
+    return eta
+
+
 def _balanced_blocks(sizes, n_blocks):
     """Split task indices into ``n_blocks`` groups of similar total size.
 
@@ -243,8 +276,26 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         Penalty on the task offsets ``v_t`` (> 0, may be ``inf``).
     lambda2 : float, default=1.0
         Penalty on the shared model ``w_0`` (> 0, may be ``inf``).
-    eta : float, default=1.0
-        ADMM penalty; it changes the path, not the solution.
+    eta : float, default=10.0
+        ADMM penalty (``eta`` of spec §4.2); it changes the path, not the
+        solution. With ``eta_scaling="tasks"`` the penalty used is ``eta / T``.
+    eta_scaling : {"tasks", "none"}, default="tasks"
+        ``"tasks"`` divides ``eta`` by the number of tasks ``T``. The weights
+        ``rho1, rho2`` of Eq. 13.4 shrink like ``1/T`` at fixed ``lambda1,
+        lambda2`` (spec §4.1), so a fixed penalty outweighs the z-step's own
+        curvature more and more as ``T`` grows, and the number of outer
+        iterations grows with ``T`` (about 3x from T = 20 to T = 100 at
+        ``eta = 1``); a penalty on the scale of ``rho`` keeps it flat, which is
+        the claim of thesis Table 13.1 (spec §4.5, see
+        ``benchmarks/results/admm_mtl.md``). The thesis does not give its
+        ``eta`` (erratum row 29). ``"none"`` uses ``eta`` as given.
+    adapt_eta : bool, default=False
+        Residual balancing (Boyd et al. 2011, §3.4.1): during the first
+        ``50`` iterations, double the penalty when the primal residual exceeds
+        10 times the dual residual and halve it in the opposite case. It makes
+        the start ``eta`` matter less (e.g. on data scaled differently);
+        freezing it afterwards keeps the fixed-penalty convergence theory.
+        The duals ``y_t`` are unscaled here, so they need no rescaling.
     solver : {"dual", "sgd"}, default="dual"
         Per-task w-step. ``"dual"`` solves it exactly (box-constrained dual by
         coordinate descent, warm-started from the previous iteration); ``"sgd"`` is the
@@ -293,6 +344,8 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         Bias of the cold-start model.
     n_iter_ : int
         ADMM iterations run.
+    eta_ : float
+        Penalty in use at the end (after scaling and balancing).
     primal_residuals_, dual_residuals_ : ndarray of shape (n_iter_,)
         Boyd residuals per iteration.
     n_features_in_ : int
@@ -328,6 +381,8 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         "lambda1": [Interval(Real, 0, np.inf, closed="right")],
         "lambda2": [Interval(Real, 0, np.inf, closed="right")],
         "eta": [Interval(Real, 0, None, closed="neither")],
+        "eta_scaling": [StrOptions({"tasks", "none"})],
+        "adapt_eta": ["boolean"],
         "solver": [StrOptions({"dual", "sgd"})],
         "sgd_epochs": [Interval(Integral, 1, None, closed="left")],
         "sgd_radius": [Interval(Real, 0, None, closed="neither"), None],
@@ -343,7 +398,9 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         self,
         lambda1=1.0,
         lambda2=1.0,
-        eta=1.0,
+        eta=10.0,
+        eta_scaling="tasks",
+        adapt_eta=False,
         solver="dual",
         sgd_epochs=10,
         sgd_radius=None,
@@ -357,6 +414,8 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         self.lambda1 = lambda1
         self.lambda2 = lambda2
         self.eta = eta
+        self.eta_scaling = eta_scaling
+        self.adapt_eta = adapt_eta
         self.solver = solver
         self.sgd_epochs = sgd_epochs
         self.sgd_radius = sgd_radius
@@ -382,7 +441,7 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         return tasks
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, tasks=None, *, client=None):
+    def fit(self, X, y, tasks=None, *, client=None, callback=None):
         """Fit one linear model per task by ADMM.
 
         Parameters
@@ -396,6 +455,12 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         client : dask.distributed.Client, default=None
             Run the per-task solves as Dask tasks on this client; ``None`` runs
             them in this process.
+        callback : callable, default=None
+            Called after every ADMM iteration as ``callback(k, Z)`` with the
+            1-based iteration ``k`` and the stacked z-iterate ``Z`` of shape
+            ``(n_tasks, n_features [+ 1 bias column])``, rows in task order; a
+            true return value stops the fit there (no warning). Benchmarks
+            use it to count iterations to an objective gap.
 
         Returns
         -------
@@ -433,10 +498,9 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         if radius is None:
             m = X.shape[0]
             radius = np.sqrt(n_tasks * m / self.lambda1) + np.sqrt(m / self.lambda2)
-        settings = (self.solver, rho1 + self.eta, self.sgd_epochs, float(radius))
         rng = check_random_state(self.random_state)
 
-        eta = self.eta
+        eta = self.eta / n_tasks if self.eta_scaling == "tasks" else self.eta
         W = np.zeros((n_tasks, n_dims))
         Z = np.zeros((n_tasks, n_dims))
         U = np.zeros((n_tasks, n_dims))  # ADMM duals y_t (spec §4.2), zeros as in [P]
@@ -444,7 +508,8 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         primal, dual = [], []
         converged = False
         with tqdm(total=self.max_iter, disable=not self.verbose, desc="ADMM", unit="it") as bar:
-            for _ in range(self.max_iter):
+            for k in range(1, self.max_iter + 1):
+                settings = (self.solver, rho1 + eta, self.sgd_epochs, float(radius))
                 seeds = rng.randint(np.iinfo(np.int32).max, size=n_tasks)
                 Q = U - eta * Z
                 W_blocks = runner.solve([Q[g] for g in groups], [seeds[g] for g in groups], settings)
@@ -459,9 +524,11 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
                 bar.set_postfix(primal=f"{primal[-1]:.2e}", dual=f"{dual[-1]:.2e}")
                 eps_primal = scale * self.abs_tol + self.rel_tol * max(np.linalg.norm(W), np.linalg.norm(Z))
                 eps_dual = scale * self.abs_tol + self.rel_tol * np.linalg.norm(U)
-                if primal[-1] <= eps_primal and dual[-1] <= eps_dual:
+                if (primal[-1] <= eps_primal and dual[-1] <= eps_dual) or (callback is not None and callback(k, Z)):
                     converged = True
                     break
+                if self.adapt_eta and k <= _BALANCE_ITERATIONS:
+                    eta = _balanced_penalty(eta, primal[-1], dual[-1])
         if not converged:
             warnings.warn(
                 f"{type(self).__name__}: ADMM stopped at max_iter={self.max_iter} with primal residual "
@@ -470,6 +537,7 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
             )
         self.n_iter_ = len(primal)
+        self.eta_ = float(eta)
         self.primal_residuals_ = np.asarray(primal)
         self.dual_residuals_ = np.asarray(dual)
         # Eliminating w_0 from Eq. 13.3 gives w_0 = lambda1/(lambda1+lambda2) * mean(w_t) (spec §4.1 [D]).
