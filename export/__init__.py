@@ -5,7 +5,14 @@ Importing this package registers the skl2onnx converters for ``KOMDClassifier`` 
 """
 from ._compact import PRECISIONS, reduce_support
 from ._converters import register_converters
-from ._export import ExportParityError, ExportReport, build_onnx_model, export_model, validation_windows
+from ._export import (
+    ExportParityError,
+    ExportReport,
+    build_onnx_model,
+    export_model,
+    support_budget,
+    validation_windows,
+)
 from ._features_graph import window_features_model
 from ._runtime import OnnxModelError, OnnxStairModel, inspect_model, session_options
 
@@ -16,6 +23,7 @@ __all__ = [
     "ExportReport",
     "ExportParityError",
     "build_onnx_model",
+    "support_budget",
     "validation_windows",
     "OnnxStairModel",
     "OnnxModelError",

@@ -38,7 +38,14 @@ from ._graph import GraphBuilder
 from ._metadata import write_metadata
 from ._runtime import session_options
 
-__all__ = ["ExportParityError", "ExportReport", "build_onnx_model", "export_model", "validation_windows"]
+__all__ = [
+    "ExportParityError",
+    "ExportReport",
+    "build_onnx_model",
+    "export_model",
+    "support_budget",
+    "validation_windows",
+]
 
 #: fp32 parity: largest |ONNX score − Python score| accepted (issue 4).
 SCORE_TOLERANCE = 1e-4
@@ -148,6 +155,37 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
         return stored_head.decision_function(scaler.transform(np.asarray(X, np.float64))[:, selected])
 
     return onnx_model, stored, stored_head
+
+
+def support_budget(model, max_bytes: int, precision: str = "int8") -> int | None:
+    """The most support vectors whose ``precision`` graph fits in ``max_bytes``, or ``None`` when
+    the whole support set already fits.
+
+    Bisection on :func:`build_onnx_model`'s serialised size, which grows with the support set;
+    metadata adds a few hundred bytes more, so leave headroom in ``max_bytes``.
+
+    Raises
+    ------
+    ValueError
+        When even one support vector does not fit.
+    """
+    model = _as_model(model)
+
+    def size(n):
+        return len(build_onnx_model(model, precision, max_support_vectors=n)[0].SerializeToString())
+
+    total = len(_unpack(model)[2].dual_coef_)
+    if size(None) <= max_bytes:
+        return None
+    smallest = 2  # one support vector per class
+    if size(smallest) > max_bytes:
+        raise ValueError(f"even {smallest} support vectors take {size(smallest)} bytes at {precision}, over the "
+                         f"{max_bytes}-byte budget")
+    lo, hi = smallest, total  # size(lo) fits, size(hi) does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if size(mid) <= max_bytes else (lo, mid)
+    return lo
 
 
 def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray]:

@@ -81,9 +81,15 @@ def test_export_inspect_and_replay_through_onnx_runtime_match_python(tmp_path, c
     assert main(["demo", "--people", "2", "--minutes", "3", "--out", str(tmp_path), "--json"]) == 0
     capsys.readouterr()
     model, log, onnx = tmp_path / "stairs.model", tmp_path / "held_out.csv.gz", tmp_path / "stairs.onnx"
-    assert main(["export", str(model), "--out", str(onnx), "--json"]) == 0
+    # Full precision and support: the exact path, scores within 1e-4 of Python's.
+    assert main(["export", str(model), "--out", str(onnx), "--precision", "fp32", "--max-kb", "0", "--json"]) == 0
     exported = json.loads(capsys.readouterr().out)
     assert exported["parity"]["max_abs_diff_vs_python"] < 1e-4
+    # The default export fits the phone budget of 32 KB.
+    small = tmp_path / "small.onnx"
+    assert main(["export", str(model), "--out", str(small), "--json"]) == 0
+    compact = json.loads(capsys.readouterr().out)
+    assert compact["precision"] == "int8" and small.stat().st_size <= 32 * 1024
     assert main(["export", "--inspect", str(onnx), "--json"]) == 0
     assert "config" in json.dumps(json.loads(capsys.readouterr().out))
     counts = []
