@@ -17,29 +17,17 @@ __all__ = ["sweep_dense", "sweep_linear_dense", "sweep_linear_csr"]
 
 
 @numba.njit(cache=True, nogil=True)
-def _coordinate_step(i, z, diag, y, C, c, code, epsilon, delta, h):
-    """Move ``c_i`` to ``S_i(z / k_ii - c_i)`` given ``z = k_i'c``; record and return the change ``h_i``.
-
-    The one step that the three sweeps share; they differ only in how they form ``z``
-    and in the ``w = X'c`` they keep up to date afterwards.
-    """
-    kii = diag[i]
-    new = neg_resolvent_scalar(code, z / kii - c[i], y[i], C[i], 1.0 / kii, epsilon, delta)
-    step = new - c[i]
-    h[i] = step
-    c[i] = new
-    return step
-
-
-@numba.njit(cache=True, nogil=True)
 def sweep_dense(K, diag, y, C, c, order, code, epsilon, delta, h):
     """Algorithm 1 on a dense kernel matrix: ``c_i <- S_i(k_i'c / k_ii - c_i)``."""
     n = c.shape[0]
     for i in order:
+        kii = diag[i]
         z = 0.0
         for j in range(n):
             z += K[i, j] * c[j]
-        _coordinate_step(i, z, diag, y, C, c, code, epsilon, delta, h)
+        new = neg_resolvent_scalar(code, z / kii - c[i], y[i], C[i], 1.0 / kii, epsilon, delta)
+        h[i] = new - c[i]
+        c[i] = new
 
 
 @numba.njit(cache=True, nogil=True)
@@ -47,11 +35,15 @@ def sweep_linear_dense(X, diag, y, C, c, w, order, code, epsilon, delta, h):
     """Algorithm 2 (erratum E3) on dense X, keeping ``w = X'c`` up to date."""
     m = X.shape[1]
     for i in order:
+        qii = diag[i]
         z = 0.0
         for j in range(m):
             z += X[i, j] * w[j]
-        step = _coordinate_step(i, z, diag, y, C, c, code, epsilon, delta, h)
+        new = neg_resolvent_scalar(code, z / qii - c[i], y[i], C[i], 1.0 / qii, epsilon, delta)
+        step = new - c[i]
+        h[i] = step
         if step != 0.0:
+            c[i] = new
             for j in range(m):
                 w[j] += step * X[i, j]
 
@@ -60,11 +52,15 @@ def sweep_linear_dense(X, diag, y, C, c, w, order, code, epsilon, delta, h):
 def sweep_linear_csr(indptr, indices, data, diag, y, C, c, w, order, code, epsilon, delta, h):
     """Algorithm 2 (erratum E3) on CSR X: ``O(nnz(x_i))`` per step, the w update skipped when ``h_i = 0``."""
     for i in order:
+        qii = diag[i]
         start, stop = indptr[i], indptr[i + 1]
         z = 0.0
         for p in range(start, stop):
             z += data[p] * w[indices[p]]
-        step = _coordinate_step(i, z, diag, y, C, c, code, epsilon, delta, h)
+        new = neg_resolvent_scalar(code, z / qii - c[i], y[i], C[i], 1.0 / qii, epsilon, delta)
+        step = new - c[i]
+        h[i] = step
         if step != 0.0:
+            c[i] = new
             for p in range(start, stop):
                 w[indices[p]] += step * data[p]
