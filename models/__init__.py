@@ -8,8 +8,30 @@ from ._komd import KOMDClassifier
 from ._losses import LOSS_NAMES, Loss
 from ._rls2 import RLS2Classifier, RLS2Path, RLS2Regressor, RLS2Selector, rls2_path
 from ._simplex_pairwise import simplex_least_squares
+from ._evaluation import CLASSIFIERS, PROTOCOLS, CVResult, default_grid, evaluate_protocol, make_classifier, stair_scores
+from ._stairstep import (
+    ModelFileError,
+    StairstepModel,
+    load_model,
+    make_stairstep_pipeline,
+    read_model_header,
+    save_model,
+)
 
 __all__ = [
+    "StairstepModel",
+    "make_stairstep_pipeline",
+    "save_model",
+    "load_model",
+    "read_model_header",
+    "ModelFileError",
+    "evaluate_protocol",
+    "CVResult",
+    "make_classifier",
+    "default_grid",
+    "stair_scores",
+    "PROTOCOLS",
+    "CLASSIFIERS",
     "ADMMMultiTaskClassifier",
     "KOMDClassifier",
     "EasyMKL",
