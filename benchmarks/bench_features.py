@@ -21,13 +21,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from _common import median_wall_cpu
 from stairsense.features._streaming import WindowFeatureAccumulator
 from stairsense.features._window_features import FEATURE_NAMES, window_features
 
@@ -40,17 +39,6 @@ def random_windows(n_windows: int, seed: int = 0) -> tuple[np.ndarray, np.ndarra
     counts = rng.integers(10, 61, size=n_windows)
     offsets = np.concatenate([[0], np.cumsum(counts)])
     return rng.normal(0.0, 2.0, size=(offsets[-1], 3)), offsets
-
-
-def median_seconds(fn, repeats: int) -> tuple[float, float]:
-    """Median wall-clock and median CPU seconds of ``fn()`` over ``repeats`` runs."""
-    wall, cpu = [], []
-    for _ in range(repeats):
-        wall_start, cpu_start = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - wall_start)
-        cpu.append(time.process_time() - cpu_start)
-    return statistics.median(wall), statistics.median(cpu)
 
 
 def tsfresh_frame(samples: np.ndarray, offsets: np.ndarray):
@@ -99,7 +87,7 @@ def push_rate(samples: np.ndarray, offsets: np.ndarray, repeats: int) -> tuple[f
             for x, y, z in rows[a:b]:
                 acc.push(x, y, z)
 
-    return tuple(samples.shape[0] / t for t in median_seconds(replay, repeats))
+    return tuple(samples.shape[0] / t for t in median_wall_cpu(replay, repeats))
 
 
 def main() -> None:
@@ -112,13 +100,13 @@ def main() -> None:
     args = parser.parse_args()
 
     samples, offsets = random_windows(args.windows)
-    ours = median_seconds(lambda: window_features(samples, offsets), args.repeats)
+    ours = median_wall_cpu(lambda: window_features(samples, offsets), args.repeats)
 
     sub_samples, sub_offsets = samples[: offsets[args.tsfresh_windows]], offsets[: args.tsfresh_windows + 1]
     frame = tsfresh_frame(sub_samples, sub_offsets)
     check_tsfresh_agrees(run_tsfresh(frame), window_features(sub_samples, sub_offsets))
-    theirs = median_seconds(lambda: run_tsfresh(frame), max(3, args.repeats // 2))
-    ours_sub = median_seconds(lambda: window_features(sub_samples, sub_offsets), args.repeats)
+    theirs = median_wall_cpu(lambda: run_tsfresh(frame), max(3, args.repeats // 2))
+    ours_sub = median_wall_cpu(lambda: window_features(sub_samples, sub_offsets), args.repeats)
 
     push_samples = samples[: offsets[args.push_windows]]
     pushes = push_rate(push_samples, offsets[: args.push_windows + 1], max(3, args.repeats // 2))

@@ -41,17 +41,15 @@ import json
 import os
 import platform
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
+
+from _common import ONE_THREAD_VARIABLES, git_commit, load_average, median_time, one_thread_env, python_stdout
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / "out" / "frontend"
 RESULTS = HERE / "results" / "frontend.md"
 RATE_HZ = 50.0
-ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                               "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")}
 # Which orientation each cached file is replayed with (see the module docstring).
 VARIANTS = {"acc": "vertical", "full": "rotvec"}
 # replay reads 1 M-row chunks (iter_log_chunks' default); a quarter of that shows the memory trade.
@@ -168,11 +166,10 @@ def child(kind: str, path: str | None, orientation: str | None, chunk_rows: int)
 
 
 def run_child(kind: str, path: Path | None = None, orientation: str | None = None, chunk_rows: int = 0) -> dict:
-    cmd = [sys.executable, __file__, "--child", kind, "--chunk-rows", str(chunk_rows)]
+    args = [__file__, "--child", kind, "--chunk-rows", str(chunk_rows)]
     if path is not None:
-        cmd += ["--file", str(path), "--orientation", str(orientation)]
-    out = subprocess.run(cmd, env={**os.environ, **ONE_THREAD}, check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        args += ["--file", str(path), "--orientation", str(orientation)]
+    return json.loads(python_stdout(*args, env=one_thread_env()).strip().splitlines()[-1])
 
 
 def median_runs(repeats: int, *args) -> dict:
@@ -215,8 +212,8 @@ def bench_push(n_samples: int, repeats: int, seed: int) -> list[dict]:
         def run_process():
             return FrontEnd(config, method, rate_hz=RATE_HZ).process(log).windows
 
-        push_s, push_windows = _median_time(run_push, repeats)
-        block_s, block_windows = _median_time(run_process, repeats)
+        push_s, push_windows = median_time(run_push, repeats)
+        block_s, block_windows = median_time(run_process, repeats)
         pushed = WindowTable.from_windows(push_windows)
         same = (len(pushed) == len(block_windows)
                 and np.array_equal(pushed.start, block_windows.start)
@@ -224,15 +221,6 @@ def bench_push(n_samples: int, repeats: int, seed: int) -> list[dict]:
         rows.append({"method": method, "samples": len(log), "push_rate": len(log) / push_s,
                      "block_rate": len(log) / block_s, "windows": len(block_windows), "same": same})
     return rows
-
-
-def _median_time(fn, repeats: int):
-    times, result = [], None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
 
 
 # ------------------------------------------------------------------------------------------------
@@ -244,8 +232,7 @@ def _fmt_rate(rate: float) -> str:
 
 
 def write_results(replay_rows, floor, push_rows, args, load_before, load_after) -> str:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
-                            text=True).stdout.strip()
+    commit = git_commit(HERE)
     lines = [
         "# Front-end throughput and memory",
         "",
@@ -294,10 +281,6 @@ def write_results(replay_rows, floor, push_rows, args, load_before, load_after) 
     return text
 
 
-def _load() -> str:
-    return "/".join(f"{x:.1f}" for x in os.getloadavg())
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hours", type=float, default=24.0, help="length of the simulated log")
@@ -312,9 +295,9 @@ def main(argv=None) -> None:
     if args.child:
         print(json.dumps(child(args.child, args.file, args.orientation, args.chunk_rows)))
         return
-    os.environ.update(ONE_THREAD)
+    os.environ.update({name: "1" for name in ONE_THREAD_VARIABLES})
     _pin_one_thread()
-    load_before = _load()
+    load_before = load_average()
     paths = cached_logs(args.hours, args.seed)
     floor = median_runs(args.repeats, "imports")
     replay_rows = []
@@ -328,7 +311,7 @@ def main(argv=None) -> None:
         replay_rows.append((variant, runs))
     print("push vs process ...", flush=True)
     push_rows = bench_push(args.push_samples, args.repeats, args.seed)
-    print(write_results(replay_rows, floor, push_rows, args, load_before, _load()))
+    print(write_results(replay_rows, floor, push_rows, args, load_before, load_average()))
 
 
 if __name__ == "__main__":

@@ -12,8 +12,6 @@ Run: ``.venv/bin/python benchmarks/bench_komd.py``
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,18 +19,10 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
+from _common import markdown_table, median_time
 from stairsense.models._komd import KOMDClassifier, rbf_kernel_inplace, resolve_rbf_gamma
 
 RESULTS = Path(__file__).resolve().parent / "results" / "komd.md"
-
-
-def median_seconds(action, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def main():
@@ -43,10 +33,10 @@ def main():
     X, y = make_classification(args.n_train + 1000, 49, n_informative=10, random_state=0)
     X_train, y_train, X_test, y_test = X[: args.n_train], y[: args.n_train], X[args.n_train :], y[args.n_train :]
     with threadpool_limits(1):
-        svc_time, svc = median_seconds(lambda: SVC(gamma="scale").fit(X_train, y_train), args.repeats)
-        komd_time, komd = median_seconds(lambda: KOMDClassifier(lam=0.1).fit(X_train, y_train), args.repeats)
+        svc_time, svc = median_time(lambda: SVC(gamma="scale").fit(X_train, y_train), args.repeats)
+        komd_time, komd = median_time(lambda: KOMDClassifier(lam=0.1).fit(X_train, y_train), args.repeats)
         gamma = resolve_rbf_gamma("scale", X_train)
-        kernel_time, _ = median_seconds(lambda: rbf_kernel_inplace(X_train, X_train, gamma), args.repeats)
+        kernel_time, _ = median_time(lambda: rbf_kernel_inplace(X_train, X_train, gamma), args.repeats)
     rows = [
         ("scikit-learn SVC (C=1, tol=1e-3)", svc_time, len(svc.support_), svc.score(X_test, y_test)),
         ("KOMDClassifier (Λ=0.1, tol=1e-8)", komd_time, len(komd.support_), komd.score(X_test, y_test)),
@@ -60,12 +50,11 @@ def main():
         f"Data: make_classification, {args.n_train} train x 49 features (10 informative), 1000 test; RBF, "
         'gamma="scale".',
         "",
-        "| estimator | median fit s | ratio to SVC | support size | test accuracy |",
-        "|---|---|---|---|---|",
-    ]
-    for name, seconds, support, accuracy in rows:
-        lines.append(f"| {name} | {seconds:.3f} | {seconds / svc_time:.2f} | {support} | {accuracy:.3f} |")
-    lines += [
+        *markdown_table(
+            ["estimator", "median fit s", "ratio to SVC", "support size", "test accuracy"],
+            [(name, f"{seconds:.3f}", f"{seconds / svc_time:.2f}", support, f"{accuracy:.3f}")
+             for name, seconds, support, accuracy in rows],
+        ),
         "",
         f"Of KOMD's fit, building the {args.n_train}² RBF kernel takes {kernel_time:.3f} s (median); the rest is "
         "libsvm's ν-SVC on the precomputed K′ = (1−Λ)K + ΛI (spec addendum §1.4).",

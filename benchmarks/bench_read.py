@@ -17,17 +17,14 @@ Run: ``.venv/bin/python benchmarks/bench_read.py [--repeats 3] [--hours 24]``; w
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from _common import markdown_table, median_wall_cpu, python_stdout
 from stairsense.stream._csvio import iter_log_chunks, read_log, write_log
 from stairsense.stream._log import SensorLog
 
@@ -77,21 +74,9 @@ def arrow_parse_only(path: Path) -> int:
         return sum(batch.num_rows for batch in reader)
 
 
-def median_time(fn, repeats: int) -> tuple[float, float]:
-    """Median wall and median CPU seconds; CPU time is the steadier one on a loaded machine."""
-    wall, cpu = [], []
-    for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - w0)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(wall), statistics.median(cpu)
-
-
 def peak_memory_mb(path: Path, mode: str) -> tuple[float, float]:
     """(heap peak, VmHWM growth) in MiB of a fresh process that reads ``path``."""
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), mode], check=True, capture_output=True,
-                         text=True).stdout.split()
+    out = python_stdout("-c", CHILD, str(path), mode).split()
     return float(out[1]), float(out[2])
 
 
@@ -119,7 +104,7 @@ def main(argv=None) -> None:
             timed = {}
             for name, fn in candidates.items():
                 reps = 1 if name.startswith("numpy") else args.repeats
-                wall, cpu = median_time(fn, reps)
+                wall, cpu = median_wall_cpu(fn, reps)
                 timed[name] = (wall, cpu, reps)
                 print(f"{suffix:8s} {name:32s} wall {wall:6.2f} s ({n / wall / 1e6:5.2f} M rows/s)  "
                       f"cpu {cpu:6.2f} s ({n / cpu / 1e6:5.2f} M rows/cpu-s)", flush=True)
@@ -141,21 +126,22 @@ def main(argv=None) -> None:
         "steadier than wall time under load). Command: "
         "`.venv/bin/python benchmarks/bench_read.py`.",
         "",
-        "| file | MB | reader | repeats | median wall s | M rows/s | median CPU s | M rows/CPU-s "
-        "| wall / read_log | CPU / read_log |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        *[f"| {s} | {mb} | {name} | {r} | {w:.2f} | {wr:.2f} | {c:.2f} | {cr:.2f} | {wq:.2f} | {cq:.2f} |"
-          for s, mb, name, r, w, wr, c, cr, wq, cq in rows],
+        *markdown_table(
+            ["file", "MB", "reader", "repeats", "median wall s", "M rows/s", "median CPU s", "M rows/CPU-s",
+             "wall / read_log", "CPU / read_log"],
+            [(s, mb, name, r, *(f"{x:.2f}" for x in figures)) for s, mb, name, r, *figures in rows],
+        ),
         "",
         "Memory of a fresh process (after imports) reading the whole file. Heap = numpy allocations "
         "(tracemalloc peak) + Arrow memory-pool peak; VmHWM = peak resident set growth, which for a plain "
         "`.csv` also counts the memory-mapped file pages the kernel can drop at will. The whole log "
         f"itself is {n * 32 / 2**20:.0f} MiB (t_ns + 3 float64 per row).",
         "",
-        "| file | how | heap peak MiB | VmHWM growth MiB |",
-        "|---|---|---|---|",
-        *[f"| {s} | {'iter_log_chunks(chunk_rows=200_000)' if m == 'chunks' else 'read_log'} | {h:.0f} | {w:.0f} |"
-          for s, m, h, w in memory],
+        *markdown_table(
+            ["file", "how", "heap peak MiB", "VmHWM growth MiB"],
+            [(s, "iter_log_chunks(chunk_rows=200_000)" if m == "chunks" else "read_log", f"{h:.0f}", f"{w:.0f}")
+             for s, m, h, w in memory],
+        ),
         "",
     ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

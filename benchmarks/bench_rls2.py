@@ -28,7 +28,6 @@ Run: ``.venv/bin/python benchmarks/bench_rls2.py`` (``--users N`` for the first 
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 import warnings
 from pathlib import Path
@@ -43,6 +42,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
+from _common import markdown_table, median_time
 from stairsense.models._rls2 import RLS2Classifier, rls2_path
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci-hapt"
@@ -92,15 +92,6 @@ def squared_l1_path(X, y, scale):
                 [grad + penalty * weights, -grad + penalty * weights])
         start = scipy.optimize.minimize(objective, start, jac=True, method="L-BFGS-B",
                                         bounds=[(0, None)] * (2 * n)).x
-
-
-def median_seconds(run, repeats):
-    times = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - begin)
-    return statistics.median(times)
 
 
 def rls2_path_ranking(X, y):
@@ -189,17 +180,19 @@ def main():
 
         X, y, _, _ = binary_strings(0)
         path = rls2_path(X, y, alphas=ALPHAS)
-        rls2_time = median_seconds(lambda: rls2_path(X, y, alphas=ALPHAS), args.repeats)
-        lasso_time = median_seconds(
+        rls2_time, _ = median_time(lambda: rls2_path(X, y, alphas=ALPHAS), args.repeats)
+        lasso_time, _ = median_time(
             lambda: lasso_path(X, y, alphas=ALPHAS / (2 * len(y)), max_iter=100_000), args.repeats)
-        oracle_time = median_seconds(lambda: squared_l1_path(X, y, path.scaling), max(1, args.repeats // 2))
+        oracle_time, _ = median_time(lambda: squared_l1_path(X, y, path.scaling), max(1, args.repeats // 2))
     lines += ["", "## Path cost (150 x 100 binary strings, 30 lambda in [1e-6, 1e6], warm starts)", "",
               f"RLS2 alternations per lambda: mean {path.n_iter.mean():.2f}, max {path.n_iter.max()} "
               "(thesis: 1-3 on average).", "",
-              "| solver | median s per path | ratio to RLS2 |", "|---|---|---|",
-              f"| RLS2 (Alg. 3 + pairwise simplex) | {rls2_time:.4f} | 1.00 |",
-              f"| sklearn lasso_path (coordinate descent, same grid) | {lasso_time:.4f} | {lasso_time / rls2_time:.2f} |",
-              f"| scipy L-BFGS-B on (4.9), warm-started | {oracle_time:.4f} | {oracle_time / rls2_time:.2f} |"]
+              *markdown_table(["solver", "median s per path", "ratio to RLS2"], [
+                  (name, f"{seconds:.4f}", f"{seconds / rls2_time:.2f}") for name, seconds in [
+                      ("RLS2 (Alg. 3 + pairwise simplex)", rls2_time),
+                      ("sklearn lasso_path (coordinate descent, same grid)", lasso_time),
+                      ("scipy L-BFGS-B on (4.9), warm-started", oracle_time),
+                  ]])]
     with threadpool_limits(limits=1, user_api="blas"):
         if args.users and DATA.is_dir():
             lines += selection_comparison(args.users, ks=(5, 10, 20, 49))

@@ -17,14 +17,11 @@ Run: ``.venv/bin/python benchmarks/bench_simulate.py [--hours 24] [--repeats 3]`
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
+from _common import markdown_table, median_time, python_stdout
 from stairsense.stream._simulate import simulate_chunks
 
 RESULTS = Path(__file__).resolve().parent / "results" / "simulate.md"
@@ -43,15 +40,6 @@ print(n, tracemalloc.get_traced_memory()[1] / 2**20)
 """
 
 
-def median_time(fn, repeats: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
-
-
 def stream_day(hours: float) -> int:
     return sum(len(block) for block in simulate_chunks(minutes=60 * hours, rate_hz=RATE_HZ, seed=0, chunk_s=600))
 
@@ -65,8 +53,7 @@ def noise_floor(hours: float) -> int:
 
 
 def peak_memory_mb(hours: float, mode: str) -> tuple[int, float]:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(hours), mode], check=True, capture_output=True,
-                         text=True).stdout.split()
+    out = python_stdout("-c", CHILD, str(hours), mode).split()
     return int(out[0]), float(out[1])
 
 
@@ -97,18 +84,20 @@ def main(argv=None) -> None:
         "shared 2-core machine (noisy; compare the ratio within one run). Command: "
         f"`.venv/bin/python benchmarks/bench_simulate.py --hours {args.hours:g} --repeats {args.repeats}`.",
         "",
-        "| what | median s | M samples/s | × real time | time / noise floor |",
-        "|---|---|---|---|---|",
-        f"| `simulate_chunks` (10 min blocks) | {sim_s:.1f} | {n / sim_s / 1e6:.2f} | {simulated_s / sim_s:,.0f} "
-        f"| {sim_s / floor_s:.1f} |",
-        f"| noise floor: 14 standard normals per slot | {floor_s:.2f} | {n / floor_s / 1e6:.2f} "
-        f"| {simulated_s / floor_s:,.0f} | 1.0 |",
+        *markdown_table(
+            ["what", "median s", "M samples/s", "× real time", "time / noise floor"],
+            [
+                ("`simulate_chunks` (10 min blocks)", f"{sim_s:.1f}", f"{n / sim_s / 1e6:.2f}",
+                 f"{simulated_s / sim_s:,.0f}", f"{sim_s / floor_s:.1f}"),
+                ("noise floor: 14 standard normals per slot", f"{floor_s:.2f}", f"{n / floor_s / 1e6:.2f}",
+                 f"{simulated_s / floor_s:,.0f}", "1.0"),
+            ],
+        ),
         "",
         "Peak traced memory (tracemalloc, includes numpy buffers) of a fresh process, after imports:",
         "",
-        "| run | samples | MB |",
-        "|---|---|---|",
-        *[f"| {name} | {samples:,} | {mb:.0f} |" for name, (samples, mb) in memory.items()],
+        *markdown_table(["run", "samples", "MB"],
+                        [(name, f"{samples:,}", f"{mb:.0f}") for name, (samples, mb) in memory.items()]),
         "",
         "Streaming memory does not grow with the samples; what grows with the log's length is the motion "
         "timeline drawn up front (foot strikes and per-step parameters, heading knots: about 0.5 MB per "

@@ -35,14 +35,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import statistics
-import subprocess
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from _common import git_commit, load_average
 from _plain_counter import PlainCounter, plain_grid
 from stairsense.config import PipelineConfig
 from stairsense.pipeline import front_end, match_steps
@@ -213,7 +212,7 @@ def main(argv=None) -> None:
     parser.add_argument("--root", type=Path, default=default_root(), help="the Oxford 'optimisation' folder")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    load_before = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    load_before = load_average()
 
     logs, truth, disagree = load_recordings(args.root)
     names = np.array([log.meta["recording"] for log in logs])
@@ -236,8 +235,7 @@ def main(argv=None) -> None:
     check = PlainCounter(*plain_best).step_indices(logs[0].t_ns, logs[0].acc).size
     assert check == plain_counts[plain_best][0], (check, plain_counts[plain_best][0])
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
+    commit = git_commit(REPO)
     out = [
         "# Step detection on the Oxford step-counter recordings",
         "",

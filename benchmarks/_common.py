@@ -1,0 +1,98 @@
+"""What every benchmark script repeats: median timings, one-thread children, provenance, Markdown tables.
+
+The machine the figures come from is shared, so every timing is a median over repeats and every
+results page says how loaded the machine was. Scripts import this as ``from _common import ...``:
+run as ``python benchmarks/bench_x.py``, the script's folder is first on ``sys.path``.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+__all__ = [
+    "ONE_THREAD_VARIABLES",
+    "git_commit",
+    "load_average",
+    "markdown_table",
+    "median_time",
+    "median_wall_cpu",
+    "one_thread_env",
+    "python_stdout",
+]
+
+# The thread-pool sizes of BLAS, OpenMP, numexpr and numba: pinned to 1 for "on one core" targets.
+ONE_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                        "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    """Median wall-clock seconds of ``fn()`` over ``repeats`` calls, and the last call's result.
+
+    The result comes back so a benchmark can check or report what it timed without running it again.
+    """
+    times, result = [], None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), result
+
+
+def median_wall_cpu(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
+    """Median wall-clock and median CPU seconds of ``fn()`` over ``repeats`` calls.
+
+    CPU time of this process is the steadier figure for single-threaded work on a loaded machine.
+    """
+    wall, cpu = [], []
+    for _ in range(repeats):
+        wall_start, cpu_start = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - wall_start)
+        cpu.append(time.process_time() - cpu_start)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def one_thread_env() -> dict[str, str]:
+    """This process's environment with every thread pool in ``ONE_THREAD_VARIABLES`` set to 1."""
+    return {**os.environ, **{name: "1" for name in ONE_THREAD_VARIABLES}}
+
+
+def python_stdout(*args: str, env: dict[str, str] | None = None) -> str:
+    """Standard output of a fresh ``python *args`` (this interpreter); raises if it fails.
+
+    Memory is measured in a fresh process so that its peak is that run's own, not this one's.
+    """
+    return subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True, text=True).stdout
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages as ``"a/b/c"``, written beside timings taken on a shared machine."""
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def git_commit(cwd: Path) -> str:
+    """Short hash of the checked-out commit (empty when ``cwd`` is not in a git checkout)."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cwd, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> list[str]:
+    """Lines of a Markdown table: the header, its rule, then one line per row (cells through ``str``).
+
+    ``align`` has one letter per column, ``"l"`` (the default for missing letters) or ``"r"``.
+
+    Examples
+    --------
+    >>> print("\\n".join(markdown_table(["what", "s"], [("a", 1.5)], align="lr")))
+    | what | s |
+    |---|---:|
+    | a | 1.5 |
+    """
+    rules = ["---:" if align[i:i + 1] == "r" else "---" for i in range(len(header))]
+    return ["| " + " | ".join(header) + " |", "|" + "|".join(rules) + "|",
+            *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
