@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from ._komd import encode_binary_labels, solve_komd_precomputed
+from ._komd import BinaryDecisionMixin, encode_binary_labels, solve_komd_precomputed
 from ._simplex import linear_kernel_operator, solve_komd_linear_dual, solve_komd_projected_gradient
 
 __all__ = ["EasyMKL", "EasyMKLSelector", "PrecomputedKernel", "RankOneKernel", "kernel_weights"]
@@ -142,7 +142,7 @@ def _clip_rounding(separation, owner):
     return np.maximum(separation, 0.0)
 
 
-class EasyMKL(ClassifierMixin, BaseEstimator):
+class EasyMKL(BinaryDecisionMixin, ClassifierMixin, BaseEstimator):
     """EasyMKL: learn a non-negative combination of kernels, then classify with KOMD on it.
 
     Spec donini-easymkl-komd-climbtheworld-admm §2.2: (1) trace-normalise the weak kernels,
@@ -356,21 +356,6 @@ class EasyMKL(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.learned_kernel(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
-
-    def predict(self, X):
-        """Class labels: ``classes_[1]`` where the decision is ≥ 0, else ``classes_[0]``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n, n_features)
-
-        Returns
-        -------
-        labels : ndarray of shape (n,)
-        """
-        positive = self.decision_function(X) >= 0
-        return self.classes_[positive.astype(int)]
-
 
 class EasyMKLSelector(SelectorMixin, BaseEstimator):
     """Feature selection by EasyMKL over the d rank-one feature kernels, without n×n matrices.

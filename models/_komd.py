@@ -124,7 +124,30 @@ def solve_komd_precomputed(K, y, lam, *, tol=1e-8):
     return gamma, 0.5 * float(gamma[support] @ scores)
 
 
-class KOMDClassifier(ClassifierMixin, BaseEstimator):
+class BinaryDecisionMixin:
+    """``predict`` of a two-class margin classifier from its one hook, ``decision_function``.
+
+    ``classes_`` comes from :func:`encode_binary_labels` (``classes_[1]`` is +1). KOMD and EasyMKL
+    share this one rule, so a decision of exactly 0 goes to the same class in both.
+    """
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the decision is ≥ 0, else ``classes_[0]``.
+
+        Parameters
+        ----------
+        X : array-like
+            What the estimator's ``decision_function`` takes.
+
+        Returns
+        -------
+        labels : ndarray of shape (n,)
+        """
+        positive = self.decision_function(X) >= 0
+        return self.classes_[positive.astype(int)]
+
+
+class KOMDClassifier(BinaryDecisionMixin, ClassifierMixin, BaseEstimator):
     """Kernel Optimization of the Margin Distribution, a two-class kernel classifier.
 
     Spec donini-easymkl-komd-climbtheworld-admm §1: γ* = argmin_{γ∈Γ̂} (1 − Λ)γᵀŶK̂Ŷγ + Λ‖γ‖²
@@ -273,21 +296,6 @@ class KOMDClassifier(ClassifierMixin, BaseEstimator):
         if self.kernel == "precomputed":
             return X[:, self.support_] @ self.dual_coef_ + self.intercept_
         return self._kernel(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
-
-    def predict(self, X):
-        """Class labels: ``classes_[1]`` where the decision is ≥ 0, else ``classes_[0]``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n, n_features), or (n, l) if ``kernel="precomputed"``
-
-        Returns
-        -------
-        labels : ndarray of shape (n,)
-        """
-        positive = self.decision_function(X) >= 0
-        return self.classes_[positive.astype(int)]
-
 
 def encode_binary_labels(y, owner):
     """Classes (sorted) and labels mapped to {−1, +1} with ``classes_[1]`` as +1; exactly 2 classes.
