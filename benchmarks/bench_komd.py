@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from _common import markdown_table, median_wall_cpu, python_stdout
-from stairsense.stream._csvio import iter_log_chunks, read_log, write_log
+from stairsense.stream._csvio import read_log, write_log
 from stairsense.stream._log import SensorLog
 
 RESULTS = Path(__file__).resolve().parent / "results" / "read.md"

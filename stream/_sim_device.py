@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._log import STANDARD_GRAVITY
 from ._orientation import rotate_by_quaternion
 from ._sim_gait import GaitTimeline, require_fields
 
