@@ -47,9 +47,8 @@ from stairsense.export._runtime import OnnxStairModel, session_options  # noqa: 
 from stairsense.features._window_features import window_features  # noqa: E402
 from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline  # noqa: E402
 from stairsense.pipeline import _window_labels, feature_names_for  # noqa: E402
-from stairsense.stream._frontend import FrontEnd  # noqa: E402
+from stairsense.stream._frontend import run_front_end  # noqa: E402
 from stairsense.stream._resample import resample  # noqa: E402
-from stairsense.stream._standardize import resolve_orientation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
@@ -66,7 +65,7 @@ def held_out_windows(logs, config, subjects):
         if log.meta.get("subject") not in subjects:
             continue
         log = resample(log, config.rate_hz)  # labels must be read at the front end's rate
-        result = FrontEnd(config, resolve_orientation(config, log), rate_hz=log.rate_hz).process(log)
+        result = run_front_end(log, config)
         index, offs = result.windows.sample_index(result.windows.kept)
         y, _ = _window_labels(log.label, result.standardized.first + index, offs)
         for w in np.flatnonzero(y >= 0):

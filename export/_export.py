@@ -195,11 +195,10 @@ def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray]:
     front end with ``config``, kept windows only); or ``None``: a 4-minute simulated log (seed 0),
     which covers walking, stairs and standing.
     """
-    from stairsense.stream._frontend import FrontEnd
+    from stairsense.stream._frontend import run_front_end
     from stairsense.stream._log import SensorLog
     from stairsense.stream._resample import resample
     from stairsense.stream._simulate import simulate
-    from stairsense.stream._standardize import resolve_orientation
 
     if isinstance(validation, tuple) and len(validation) == 2:
         samples, offsets = validation
@@ -212,7 +211,7 @@ def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray]:
             raise TypeError(f"validation must be (samples, offsets), a SensorLog or a list of them; got {type(log).__name__}")
         if config.rate_hz is not None:
             log = resample(log, config.rate_hz)
-        result = FrontEnd(config, resolve_orientation(config, log), rate_hz=log.rate_hz).process(log)
+        result = run_front_end(log, config)
         index, offs = result.windows.sample_index(result.windows.kept)
         parts.append(result.standardized.samples[index])
         offsets.extend(total + offs[1:])

@@ -31,17 +31,15 @@ def _emit(args, payload: dict, text: str) -> None:
 
 # --- simulate ------------------------------------------------------------------------------------
 def cmd_simulate(args) -> int:
+    from collections import Counter
+
     from stairsense.stream._csvio import write_log
+    from stairsense.stream._log import Activity
     from stairsense.stream._simulate import simulate
 
     log = simulate(minutes=args.minutes, rate_hz=args.rate, seed=args.seed)
     path = write_log(log, args.out)
-    kinds = {}
-    for kind in log.steps.kind.tolist():
-        kinds[kind] = kinds.get(kind, 0) + 1
-    from stairsense.stream._log import Activity
-
-    steps = {Activity(k).name.lower(): n for k, n in sorted(kinds.items())}
+    steps = {Activity(k).name.lower(): n for k, n in sorted(Counter(log.steps.kind.tolist()).items())}
     payload = {"out": str(path), "samples": len(log), "duration_s": log.duration_s, "rate_hz": args.rate,
                "seed": args.seed, "steps": steps}
     _emit(args, payload, f"wrote {path}: {len(log)} samples, {log.duration_s / 60:.1f} min at {args.rate:g} Hz, "

@@ -14,7 +14,7 @@ import numpy as np
 from stairsense.config import PipelineConfig
 from stairsense.features._window_features import FEATURE_NAMES, window_features
 from stairsense.stream._csvio import iter_log_chunks, read_steps
-from stairsense.stream._frontend import FrontEnd, FrontEndResult
+from stairsense.stream._frontend import FrontEnd, FrontEndResult, run_front_end
 from stairsense.stream._log import STAIR_ACTIVITIES, Activity, SensorLog, StepTruth
 from stairsense.stream._resample import resample
 from stairsense.stream._segment import WindowStatus, WindowTable
@@ -49,7 +49,7 @@ def front_end(log: SensorLog, config: PipelineConfig) -> FrontEndResult:
     """Resample to ``config.rate_hz`` (if set), then the batch front end."""
     if config.rate_hz is not None:
         log = resample(log, config.rate_hz)
-    return FrontEnd(config, resolve_orientation(config, log), rate_hz=log.rate_hz).process(log)
+    return run_front_end(log, config)
 
 
 def window_features_of(samples: np.ndarray, windows: WindowTable, mask=None) -> np.ndarray:
@@ -126,7 +126,7 @@ def window_dataset(logs: Iterable[SensorLog], config: PipelineConfig, *, progres
             raise ValueError(f"log {log.meta.get('path', i)} has no per-sample labels; cannot build a training set")
         if config.rate_hz is not None:
             log = resample(log, config.rate_hz)
-        result = FrontEnd(config, resolve_orientation(config, log), rate_hz=log.rate_hz).process(log)
+        result = run_front_end(log, config)
         std, windows = result.standardized, result.windows
         kept = windows.kept
         n_rejected += int((~kept).sum())

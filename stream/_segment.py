@@ -94,12 +94,6 @@ class WindowTable:
     def duration_s(self) -> np.ndarray:
         return (self.t_end_ns - self.t_start_ns) / 1e9
 
-    def __getitem__(self, i) -> Window:
-        return Window(
-            int(self.start[i]), int(self.stop[i]), int(self.t_start_ns[i]), int(self.t_end_ns[i]),
-            WindowStatus(int(self.status[i])),
-        )
-
     def select(self, mask) -> "WindowTable":
         return WindowTable(self.start[mask], self.stop[mask], self.t_start_ns[mask], self.t_end_ns[mask], self.status[mask])
 
