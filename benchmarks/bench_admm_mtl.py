@@ -34,7 +34,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from stairsense.models._admm_mtl import (
+from stairsense.models.multitask._admm_mtl import (
     ADMMMultiTaskClassifier,
     variance_regularization_weights,
     variance_regularized_objective,

@@ -45,7 +45,7 @@ from stairsense.export._export import export_model  # noqa: E402
 from stairsense.export._graph import GraphBuilder  # noqa: E402
 from stairsense.export._runtime import OnnxStairModel, session_options  # noqa: E402
 from stairsense.features._window_features import window_features  # noqa: E402
-from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline  # noqa: E402
+from stairsense.models.stairstep._model import StairstepModel, make_stairstep_pipeline  # noqa: E402
 from stairsense.pipeline import _window_labels, feature_names_for  # noqa: E402
 from stairsense.stream._frontend import run_front_end  # noqa: E402
 from stairsense.stream._resample import resample  # noqa: E402

@@ -43,7 +43,7 @@ import numpy as np
 
 from _common import git_commit, load_average
 from _plain_counter import PlainCounter, plain_grid
-from stairsense.config import PipelineConfig
+from stairsense import PipelineConfig
 from stairsense.pipeline import front_end, match_steps
 from stairsense.stream._datasets import load_oxford, oxford_recordings
 from stairsense.stream._resample import resample

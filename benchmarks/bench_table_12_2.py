@@ -44,8 +44,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone  # noqa: E402
 
 from stairsense import PipelineConfig  # noqa: E402
 from stairsense.features._scaling import make_feature_scaler  # noqa: E402
-from stairsense.models._easymkl import EasyMKLSelector  # noqa: E402
-from stairsense.models._evaluation import default_grid, evaluate_protocol, make_classifier  # noqa: E402
+from stairsense.models.mkl._easymkl import EasyMKLSelector  # noqa: E402
+from stairsense.models.stairstep._evaluation import default_grid, evaluate_protocol, make_classifier  # noqa: E402
 from stairsense.pipeline import window_dataset  # noqa: E402
 from stairsense.stream._datasets import load_uci_hapt  # noqa: E402
 from stairsense.stream._fusion import with_virtual_sensors  # noqa: E402

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from stairsense.config import PipelineConfig
+from ._config import PipelineConfig
 
 from ._log import STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 

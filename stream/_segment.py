@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stairsense.config import PipelineConfig
+from ._config import PipelineConfig
 
 __all__ = [
     "WindowStatus",

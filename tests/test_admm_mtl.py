@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from conftest import REPO
-from stairsense.models._admm_mtl import (
+from stairsense.models.multitask._admm_mtl import (
     ADMMMultiTaskClassifier,
     _balanced_blocks,
     _balanced_penalty,
@@ -21,7 +21,7 @@ from stairsense.models._admm_mtl import (
     variance_regularization_weights,
     variance_regularized_objective,
 )
-from stairsense.models._mtl_task_solvers import solve_task_dual, solve_task_sgd, task_objective
+from stairsense.models.multitask._task_solvers import solve_task_dual, solve_task_sgd, task_objective
 
 TIGHT = dict(abs_tol=1e-7, rel_tol=1e-7, max_iter=2000, fit_intercept=False)
 

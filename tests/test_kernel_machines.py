@@ -10,10 +10,10 @@ from scipy.optimize import minimize, minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from stairsense.models._kernel_access import LinearKernel, PrecomputedKernel, RowOracleKernel
-from stairsense.models._kernel_machine_estimators import KernelMachineClassifier, KernelMachineRegressor
-from stairsense.models._kernel_machines import _sweep_order, kernel_machine_objective, solve_kernel_machine
-from stairsense.models._losses import LOSS_NAMES, Loss
+from stairsense.models.kernel_machines._kernel_access import LinearKernel, PrecomputedKernel, RowOracleKernel
+from stairsense.models.kernel_machines._estimators import KernelMachineClassifier, KernelMachineRegressor
+from stairsense.models.kernel_machines._solver import _sweep_order, kernel_machine_objective, solve_kernel_machine
+from stairsense.models.kernel_machines._losses import LOSS_NAMES, Loss
 
 PARAMS = {"epsilon": 0.2, "delta": 0.5}
 ORDERS = ["cyclic", "aitken", "random"]

@@ -12,13 +12,13 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
-from stairsense.models._rls2 import (
+from stairsense.models.kernel_machines._rls2 import (
     RLS2Classifier,
     RLS2Regressor,
     RLS2Selector,
     rls2_path,
 )
-from stairsense.models._simplex_pairwise import simplex_least_squares
+from stairsense.models.kernel_machines._simplex_pairwise import simplex_least_squares
 
 
 @pytest.fixture(autouse=True)

@@ -18,15 +18,15 @@ from scipy.spatial.transform import Rotation
 from stairsense.stream import Activity
 from stairsense.stream import _sim_device, _sim_gait, _simulate
 from stairsense.stream._log import STANDARD_GRAVITY
-from stairsense.stream._sim_device import (
+from stairsense.stream.simulate._device import (
     SensorModel,
     quat_from_rotvec,
     quat_multiply,
     quat_rotate_inverse,
     quat_to_rotvec,
 )
-from stairsense.stream._sim_gait import Person
-from stairsense.stream._simulate import simulate, simulate_chunks
+from stairsense.stream.simulate._gait import Person
+from stairsense.stream.simulate._simulate import simulate, simulate_chunks
 
 IDEAL = SensorModel.ideal()
 WALK, UP, DOWN, STAND = Activity.WALKING, Activity.WALKING_UPSTAIRS, Activity.WALKING_DOWNSTAIRS, Activity.STANDING

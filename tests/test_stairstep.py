@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from stairsense import PipelineConfig
-from stairsense.models._stairstep import (
+from stairsense.models.stairstep._model import (
     ModelFileError,
     StairstepModel,
     load_model,
@@ -18,7 +18,7 @@ from stairsense.models._stairstep import (
 from stairsense.pipeline import window_dataset
 from stairsense.stream._csvio import write_log
 from stairsense.stream._log import Activity
-from stairsense.stream._simulate import simulate
+from stairsense.stream.simulate._simulate import simulate
 from stairsense._train import evaluate, load_labelled_logs, prepare_logs, train
 
 CONFIG = PipelineConfig(rate_hz=30, orientation="rotvec")
@@ -117,7 +117,7 @@ def test_failed_save_keeps_the_old_file(model, tmp_path, monkeypatch):
     def fail(*args):
         raise OSError("disk full")
 
-    monkeypatch.setattr("stairsense.models._stairstep.os.replace", fail)
+    monkeypatch.setattr("stairsense.models.stairstep._model.os.replace", fail)
     with pytest.raises(OSError, match="disk full"):
         save_model(model[0], path)
     assert path.read_bytes() == before

@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from ._log import Activity
+from .._log import Activity
 
 __all__ = ["Person", "MOVING_ACTIVITIES", "SIMULATED_ACTIVITIES", "random_schedule", "GaitTimeline"]
 

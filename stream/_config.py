@@ -11,11 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["PipelineConfig"]
+__all__ = ["PipelineConfig", "READ_ONLY_FIELDS"]
 
 Smoothing = Literal["time", "count", "none"]
 Orientation = Literal["auto", "rotvec", "ahrs", "mizell", "linear", "vertical"]
 Segmentation = Literal["pattern", "sliding"]
+
+#: PipelineConfig fields that only affect how a file is read, not the windows or features: a model
+#: trained with one value replays (and exports) fine with another.
+READ_ONLY_FIELDS = frozenset({"max_gap_s"})
 
 
 @dataclass(frozen=True)

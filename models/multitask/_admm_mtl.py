@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from ._mtl_task_solvers import solve_task_dual, solve_task_sgd
+from ._task_solvers import solve_task_dual, solve_task_sgd
 
 __all__ = [
     "ADMMMultiTaskClassifier",

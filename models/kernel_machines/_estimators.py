@@ -2,7 +2,7 @@
 
 ``KernelMachineClassifier`` and ``KernelMachineRegressor`` fit ``g(x) = sum_i c_i K(x_i, x) + b``
 by minimising ``C sum_i w_i L(y_i, g(x_i)) + ||g||^2/2`` with the fixed-point or
-coordinate-descent solver of ``stairsense.models._kernel_machines``.
+coordinate-descent solver of ``stairsense.models.kernel_machines._solver``.
 
 The thesis's problem has no bias (spec erratum E9).  ``fit_intercept=True`` adds one the
 way LIBLINEAR does, as a *regularised* bias: the kernel becomes ``K + s^2`` (for the
@@ -24,7 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._kernel_access import LinearKernel, PrecomputedKernel
-from ._kernel_machines import solve_kernel_machine
+from ._solver import solve_kernel_machine
 from ._losses import Loss
 
 __all__ = ["KernelMachineClassifier", "KernelMachineRegressor"]

@@ -4,8 +4,8 @@ Both solvers minimise (spec §1.1, eq. 2.2)
 
     F(c) = sum_i C_i L(y_i, (Kc)_i) + c'Kc / 2
 
-for the losses of ``stairsense.models._losses`` and any of the kernel representations of
-``stairsense.models._kernel_access``:
+for the losses of ``stairsense.models.kernel_machines._losses`` and any of the kernel representations of
+``stairsense.models.kernel_machines._kernel_access``:
 
 * ``method="fp"``: the fixed-point (non-linear Jacobi) iteration ``c <- -J_alpha(alpha Kc - c)``
   of spec §1.4 (eq. 2.10), convergent for ``0 < alpha < 2/||K||_2`` (Thm 9);

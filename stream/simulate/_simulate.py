@@ -24,8 +24,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ._log import STANDARD_GRAVITY, SensorLog, StepTruth
-from ._sim_device import (
+from .._log import STANDARD_GRAVITY, SensorLog, StepTruth
+from ._device import (
     PLACEMENTS,
     DeviceTimeline,
     SensorModel,
@@ -33,7 +33,7 @@ from ._sim_device import (
     quat_multiply,
     quat_rotate_inverse,
 )
-from ._sim_gait import GaitTimeline, Person, check_schedule, random_schedule
+from ._gait import GaitTimeline, Person, check_schedule, random_schedule
 
 __all__ = ["simulate", "simulate_chunks"]
 

@@ -1,0 +1,10 @@
+"""Multi-task learning: many related tasks (one per user or phone) learned jointly.
+
+Today: distributed variance-regularized MTL by ADMM (spec donini-easymkl-komd-climbtheworld-admm §4,
+thesis Ch. 13), with its per-task solvers (the exact dual and Algorithm 4's SGD). The online
+client-server learner (spec dinuzzo-solvers-rls2-client-server-mtl §3), output kernel learning and
+MT-ONMKL (spec okl-and-neighborhood-mtmkl) belong here too.
+"""
+from ._admm_mtl import ADMMMultiTaskClassifier
+
+__all__ = ["ADMMMultiTaskClassifier"]
