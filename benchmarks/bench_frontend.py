@@ -142,7 +142,7 @@ def child(kind: str, path: str | None, orientation: str | None, chunk_rows: int)
 
     from stairsense import PipelineConfig
     from stairsense.pipeline import replay
-    from stairsense.stream._csvio import iter_log_chunks
+    from stairsense.stream import iter_log_chunks
     from stairsense.stream._frontend import FrontEnd
 
     _pin_one_thread()

@@ -16,7 +16,7 @@ from stairsense.models.stairstep._model import (
     save_model,
 )
 from stairsense.pipeline import window_dataset
-from stairsense.stream._csvio import write_log
+from stairsense.stream import write_log
 from stairsense.stream._log import Activity
 from stairsense.stream.simulate._simulate import simulate
 from stairsense._train import evaluate, load_labelled_logs, prepare_logs, train
