@@ -16,7 +16,7 @@ from scipy import stats
 from scipy.spatial.transform import Rotation
 
 from stairsense.stream import Activity
-from stairsense.stream import _sim_device, _sim_gait, _simulate
+from stairsense.stream.simulate import _device as _sim_device, _gait as _sim_gait, _simulate
 from stairsense.stream._log import STANDARD_GRAVITY
 from stairsense.stream.simulate._device import (
     SensorModel,
