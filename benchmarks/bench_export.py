@@ -40,19 +40,17 @@ import numpy as np  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 from sklearn.metrics import f1_score  # noqa: E402
 
+from _common import cached_windows, fused_uci_logs  # noqa: E402
 from stairsense import PipelineConfig  # noqa: E402
-from stairsense.export._export import export_model  # noqa: E402
+from stairsense.export import OnnxStairModel, export_model, session_options  # noqa: E402
 from stairsense.export._graph import GraphBuilder  # noqa: E402
-from stairsense.export._runtime import OnnxStairModel, session_options  # noqa: E402
-from stairsense.features._window_features import window_features  # noqa: E402
-from stairsense.models.stairstep._model import StairstepModel, make_stairstep_pipeline  # noqa: E402
+from stairsense.features import window_features  # noqa: E402
+from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E402
 from stairsense.pipeline import _window_labels, feature_names_for  # noqa: E402
-from stairsense.stream._frontend import run_front_end  # noqa: E402
-from stairsense.stream._resample import resample  # noqa: E402
+from stairsense.stream import resample, run_front_end  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-from bench_table_12_2 import fused_logs, windows  # noqa: E402  (cached UCI fusion and windows)
 
 RESULTS = ROOT / "results"
 DATA = Path("/work/shared/data/uci-hapt/RawData")
@@ -101,8 +99,8 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     config = PipelineConfig(rate_hz=30)
-    logs = fused_logs(DATA)
-    X, y, groups = windows(logs, config)
+    logs = fused_uci_logs(DATA)
+    X, y, groups = cached_windows(logs, config)
     subjects = np.unique(groups)
     test_subjects = set(subjects[::3].tolist())
     train = np.flatnonzero(~np.isin(groups, list(test_subjects)))
