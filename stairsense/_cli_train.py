@@ -7,10 +7,10 @@ from ._cli_common import DATA_HELP, add_config_args, config_from_args, emit
 
 
 def cmd_train(args) -> int:
-    from stairsense._train import train
+    from stairsense._train import train_from_recordings
     from stairsense.models import save_model
 
-    model = train(args.data, config_from_args(args), k=args.k, lam=args.lam, gamma=args.gamma,
+    model = train_from_recordings(args.data, config_from_args(args), k=args.k, lam=args.lam, gamma=args.gamma,
                   progress=not args.json and sys.stderr.isatty())
     path = save_model(model, args.out)
     summary = model.summary

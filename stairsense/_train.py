@@ -16,7 +16,7 @@ from stairsense.stream import PipelineConfig, SensorLog, load_uci_hapt, read_log
 
 from .pipeline import window_dataset
 
-__all__ = ["load_labelled_logs", "prepare_logs", "train", "evaluate"]
+__all__ = ["load_labelled_logs", "prepare_logs", "train_from_recordings", "evaluate"]
 
 # Orientation methods that read streams UCI-like recordings lack but can get from acc + gyro fusion.
 _FUSED_STREAMS = {"rotvec": ("rotvec",), "linear": ("rotvec", "linacc")}
@@ -95,8 +95,8 @@ def _dataset(paths, config, progress):
     return window_dataset(logs, config, progress=progress)
 
 
-def train(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, k=49, lam=0.1, gamma="scale",
-          progress: bool = False) -> StairstepModel:
+def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, k=49, lam=0.1,
+                          gamma="scale", progress: bool = False) -> StairstepModel:
     """Fit the stair-step classifier on every labelled window of ``paths``.
 
     Parameters

@@ -16,7 +16,7 @@ from stairsense.models.kernel_machines._solver import _sweep_order, kernel_machi
 from stairsense.models.kernel_machines._losses import LOSS_NAMES, Loss
 
 PARAMS = {"epsilon": 0.2, "delta": 0.5}
-ORDERS = ["cyclic", "aitken", "random"]
+ORDERS = ["cyclic", "symmetric", "random"]
 
 
 def _problem(n=30, seed=0, loss="hinge"):
@@ -211,10 +211,24 @@ def test_zero_weight_and_zero_row_samples_drop_out():
     assert sol.coef[0] == 0.0 and sol.converged
 
 
+def test_order_aitken_is_a_deprecated_name_of_symmetric():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 4)); y = np.sign(X[:, 0] + 0.1)
+    new = solve_kernel_machine(X @ X.T, y, "hinge", order="symmetric", tol=1e-8)
+    with pytest.warns(DeprecationWarning, match="use order='symmetric'"):
+        old = solve_kernel_machine(X @ X.T, y, "hinge", order="aitken", tol=1e-8)
+    np.testing.assert_array_equal(old.coef, new.coef)
+    estimator = KernelMachineClassifier(kernel="linear", order="aitken")
+    with pytest.warns(DeprecationWarning, match="use order='symmetric'"):
+        estimator.fit(X, y)
+    np.testing.assert_array_equal(estimator.predict(X), KernelMachineClassifier(kernel="linear", order="symmetric").fit(X, y).predict(X))
+
+
 def test_sweep_orders_are_essentially_cyclic():
     idx = np.arange(5)
     assert list(_sweep_order("cyclic", idx, 3, None)) == [0, 1, 2, 3, 4]
-    assert list(_sweep_order("aitken", idx, 1, None)) == [3, 2, 1, 0]
+    assert list(_sweep_order("symmetric", idx, 0, None)) == [0, 1, 2, 3, 4]
+    assert list(_sweep_order("symmetric", idx, 1, None)) == [3, 2, 1, 0]
     perm = _sweep_order("random", idx, 0, np.random.default_rng(0))
     assert sorted(perm) == [0, 1, 2, 3, 4]
 
@@ -256,7 +270,7 @@ def _expected_failures(estimator):
 @parametrize_with_checks(
     [
         KernelMachineClassifier(gamma=0.5, random_state=0),
-        KernelMachineClassifier(loss="squared_hinge", kernel="linear", order="aitken", random_state=0),
+        KernelMachineClassifier(loss="squared_hinge", kernel="linear", order="symmetric", random_state=0),
         KernelMachineRegressor(gamma=0.5, random_state=0),
         KernelMachineRegressor(loss="huber", kernel="linear", order="cyclic", random_state=0),
     ],

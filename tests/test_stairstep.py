@@ -19,7 +19,7 @@ from stairsense.pipeline import window_dataset
 from stairsense.stream import write_log
 from stairsense.stream._log import Activity
 from stairsense.stream.simulate._simulate import simulate
-from stairsense._train import evaluate, load_labelled_logs, prepare_logs, train
+from stairsense._train import evaluate, load_labelled_logs, prepare_logs, train_from_recordings
 
 CONFIG = PipelineConfig(rate_hz=30, orientation="rotvec")
 
@@ -159,7 +159,7 @@ def sim_paths(tmp_path_factory):
 
 
 def test_trained_model_beats_chance_on_an_unseen_person(sim_paths, tmp_path):
-    model = train(sim_paths[:4], CONFIG, k=30, gamma=0.1)
+    model = train_from_recordings(sim_paths[:4], CONFIG, k=30, gamma=0.1)
     assert model.summary["subjects"] == ["0", "1", "2", "3"] and model.summary["sources"][0].endswith("s0.csv.gz")
     held_out = window_dataset(load_labelled_logs(sim_paths[4:]), CONFIG)
     pred = load_model(save_model(model, tmp_path / "m.ssm")).predict(held_out.X)

@@ -44,7 +44,7 @@ class _BaseKernelMachine(BaseEstimator):
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver": [StrOptions({"cd", "fp"})],
-        "order": [StrOptions({"cyclic", "aitken", "random"})],
+        "order": [StrOptions({"cyclic", "symmetric", "random", "aitken"}, deprecated={"aitken"})],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
@@ -195,10 +195,11 @@ class KernelMachineClassifier(ClassifierMixin, _BaseKernelMachine):
         ``s`` of the regularised bias.
     solver : {"cd", "fp"}, default="cd"
         Coordinate descent (spec §1.5) or fixed point (spec §1.4, step ``1/tr K``).
-    order : {"random", "cyclic", "aitken"}, default="random"
-        Coordinate order of ``solver="cd"``.
+    order : {"random", "cyclic", "symmetric"}, default="random"
+        Coordinate order of ``solver="cd"`` (``"symmetric"``: forward then backward sweeps;
+        its former name ``"aitken"`` is deprecated).
     tol : float, default=1e-6
-        Stopping rule ``max |h| <= tol max(1, max |c|)`` (``_kernel_machines`` docstring).
+        Stopping rule ``max |h| <= tol max(1, max |c|)`` (``_solver`` docstring).
     max_iter : int, default=1000
         Maximum sweeps / fixed-point steps per output.
     warm_start : bool, default=False
