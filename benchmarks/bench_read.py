@@ -26,7 +26,7 @@ import pyarrow.csv as pacsv
 
 from _common import markdown_table, median_wall_cpu, python_stdout
 from stairsense.stream import read_log, write_log
-from stairsense.stream._log import SensorLog
+from stairsense.stream import SensorLog
 
 RESULTS = Path(__file__).resolve().parent / "results" / "read.md"
 

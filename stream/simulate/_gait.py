@@ -2,7 +2,7 @@
 
 Everything here is a deterministic function of continuous time built once per simulated log (the
 "timeline": bouts, foot strikes, heading knots), so that samples can be rendered in any blocks and
-at any (jittered) instants. The device side (orientation, sensors, noise) is in ``_sim_device.py``.
+at any (jittered) instants. The device side (orientation, sensors, noise) is in ``_device.py``.
 
 References for the facts used below
 -----------------------------------
