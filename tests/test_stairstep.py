@@ -49,6 +49,29 @@ def test_round_trip_keeps_predictions_config_and_summary(model, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["m.ssm"]  # no temporary file left behind
 
 
+def test_a_model_pickled_before_the_family_layout_still_loads(model, tmp_path):
+    """Files written when the classes lived in stairsense.models._stairstep, stairsense.config, ...
+    name those modules in their pickle; load_model maps them to where the classes live now."""
+    import hashlib
+    import pickle
+
+    from stairsense.models.stairstep._model import _MOVED_MODULES
+
+    model, X = model
+    path = save_model(model, tmp_path / "m.ssm")
+    header = json.loads(path.read_bytes().split(b"\n", 1)[0])
+    payload = pickle.dumps(model, protocol=2)  # protocol 2 names classes as text lines: "c<module>\n<name>\n"
+    for old, new in _MOVED_MODULES.items():
+        payload = payload.replace(f"c{new}\n".encode(), f"c{old}\n".encode())
+    for old in ("stairsense.models._stairstep", "stairsense.config", "stairsense.models._komd"):
+        assert f"c{old}\n".encode() in payload  # the file really names the old modules
+    header.update(payload_bytes=len(payload), payload_sha256=hashlib.sha256(payload).hexdigest())
+    path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+    back = load_model(path)
+    np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
+    assert back.config == CONFIG
+
+
 def test_the_selector_keeps_the_k_features_easymkl_ranks_first(model):
     model, _ = model
     select = model.pipeline.named_steps["select"]
