@@ -412,6 +412,18 @@ class OnlineMultiTaskLearner:
         self._accumulate(st, u, gamma, mu)
         return s
 
+    def update_many(self, tasks, X, y, w=None):
+        """:meth:`update` for each row in order (same result bit for bit); returns the keys."""
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        w = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
+        if not (X.ndim == 2 and len(tasks) == X.shape[0] == y.shape[0] == w.shape[0]):
+            raise ValueError(
+                f"update_many needs tasks, X (2-d), y and w of one length; got {len(tasks)}, "
+                f"{X.shape}, {y.shape}, {w.shape}"
+            )
+        return np.array([self.update(t, X[i], float(y[i]), float(w[i])) for i, t in enumerate(tasks)], dtype=np.int64)
+
     def delete(self, task, key):
         """Remove task ``task``'s (merged) entry at input ``key`` exactly (spec §3.7-2).
 
