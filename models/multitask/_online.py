@@ -41,16 +41,35 @@ the same update log — from scratch or from a :meth:`snapshot` — gives bit-id
 from __future__ import annotations
 
 import json
+import math
 from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from ._feature_maps import feature_map_from_spec, kernel_from_spec
+from ._online_compiled import INSERT, REMOVE, REPEAT, task_step
 
 __all__ = ["OnlineMultiTaskLearner", "UnknownEntryError", "SNAPSHOT_FORMAT"]
 
 SNAPSHOT_FORMAT = "stairsense-online-mtl/1"
+
+
+_EMPTY = np.zeros(0)
+_EMPTY2 = np.zeros((0, 0))
+
+
+def _finite(name, value):
+    """``float(value)``, or a ValueError naming the argument if it is not a finite number."""
+    try:
+        if isinstance(value, (str, bytes)):  # float("1.5") would silently parse text
+            raise TypeError
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite number, got {value!r}") from None
+    if not math.isfinite(out):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return out
 
 
 class UnknownEntryError(KeyError):
@@ -98,51 +117,14 @@ class _Task:
             self.h, self.y, self.w = (_grow(a, capacity, False) for a in (self.h, self.y, self.w))
             self.R = _grow(self.R, capacity, True)
 
-    # --- the task part of Alg. 5 and §3.7-2; each returns (u, gamma, mu) with R += gamma u u' done.
-    def insert(self, s, ktilde, y, w, lam):
-        """Case 2 (new input for this task): bordered inverse, Lemma 10.
-
-        ``ktilde`` = (1−α) K̃(x, [x_{h_1} … x_{h_ℓ}, x]), the last entry at x itself.
-        """
-        ell = self.size
-        self.reserve(ell + 1)
-        R = self.R[:ell, :ell]
-        Rk = R @ ktilde[:ell]
-        u = np.empty(ell + 1)
-        u[:ell] = Rk
-        u[ell] = -1.0
-        # 1/γ is the Schur complement λw + (1−α)K̃(x,x) − k̃ᵀRk̃ > 0.
-        gamma = 1.0 / (lam * w + ktilde[ell] - ktilde[:ell] @ Rk)
-        self.h[ell], self.y[ell], self.w[ell] = s, y, w
-        self.pos[s] = ell
-        self.size = ell + 1
-        self.R[ell, : ell + 1] = 0.0
-        self.R[: ell + 1, ell] = 0.0
-        mu = gamma * (u @ self.y[: ell + 1])
-        self._rank_one(u, gamma)
-        return u, gamma, mu
-
-    def repeat(self, p, y, w, lam):
-        """Case 1 (repeated input): merge the weights, Sherman–Morrison with corrected γ (E7, E8)."""
-        ell = self.size
-        u = self.R[:ell, p].copy()
-        w_old, y_old = self.w[p], self.y[p]
-        w_new = w_old * w / (w_old + w)
-        y_new = y_old + w_new * (y - y_old) / w  # E8: the NEW merged weight
-        delta_w = -w_old * w_old / (w_old + w)  # = w_new² / (w_new − w), without cancellation
-        gamma = -1.0 / (1.0 / (lam * delta_w) + self.R[p, p])
-        self.w[p], self.y[p] = w_new, y_new
-        mu = (y_new - y_old) + gamma * (u @ self.y[:ell])
-        self._rank_one(u, gamma)
-        return u, gamma, mu
-
-    def remove(self, p):
-        """§3.7-2 deletion: R += γuuᵀ with γ = −1/R_pp zeroes row/column p; the caller drops p."""
-        ell = self.size
-        u = self.R[:ell, p].copy()
-        gamma = -1.0 / self.R[p, p]
-        mu = gamma * (u @ self.y[:ell])
-        self._rank_one(u, gamma)
+    def step(self, kind, p, s, krow, Kt, one_minus_alpha, y, w, lam, A, b, Phi):
+        """The task part of Alg. 5 / §3.7-2 plus the shared rank-one step (``task_step``)."""
+        if kind == INSERT:
+            self.reserve(self.size + 1)
+            self.pos[s] = self.size
+        self.size, gamma, mu, u = task_step(
+            self.R, self.h, self.y, self.w, self.size, kind, p, s, krow, Kt, one_minus_alpha, y, w, lam, A, b, Phi
+        )
         return u, gamma, mu
 
     def drop(self, p):
@@ -159,11 +141,6 @@ class _Task:
         self.size = ell - 1
         for q in range(p, ell - 1):
             self.pos[int(self.h[q])] = q
-
-    def _rank_one(self, u, gamma):
-        ell = u.shape[0]
-        # gamma * outer(u, u) is exactly symmetric (u_i u_j == u_j u_i in floating point).
-        self.R[:ell, :ell] += gamma * np.outer(u, u)
 
     def resolve(self, ktilde_block, lam):
         """Rebuild ``R`` from scratch (§3.7-3): ``((1−α)K̃ + λW)^{-1}`` by Cholesky."""
@@ -295,7 +272,8 @@ class OnlineMultiTaskLearner:
 
     # ----------------------------------------------------------------- update
     def _check_x(self, x):
-        x = np.asarray(x, dtype=np.float64)
+        """Shape check only: finiteness is checked in :meth:`_register`, once per distinct input."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
         if x.ndim != 1:
             raise ValueError(f"x must be one input vector (1-d), got shape {x.shape}")
         if self._dim is None:  # exact mode: the first input fixes the dimension
@@ -303,9 +281,7 @@ class OnlineMultiTaskLearner:
             self._X = np.zeros((0, self._dim))
         if x.shape[0] != self._dim:
             raise ValueError(f"x has {x.shape[0]} features; this learner takes {self._dim}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError("x contains NaN or infinity; clean or drop the sample first")
-        return np.ascontiguousarray(x)
+        return x
 
     def _register(self, x):
         """Id of ``x`` in X̌, appending it (Case-3 prefix of Alg. 5 / Alg. 8) if new."""
@@ -313,6 +289,8 @@ class OnlineMultiTaskLearner:
         s = self._index.get(key)
         if s is not None:
             return s
+        if not np.all(np.isfinite(x)):
+            raise ValueError("x contains NaN or infinity; clean or drop the sample first")
         n = self.n_inputs
         if n == self._X.shape[0]:
             cap = max(8, 2 * n)
@@ -352,25 +330,15 @@ class OnlineMultiTaskLearner:
         self._Kt[n, : n + 1] = kt
         self._Kt[: n + 1, n] = kt
 
-    def _task_kernel_row(self, st, s):
-        """(1−α) K̃(x_s, [x_{h_1} … x_{h_ℓ}, x_s])."""
-        ids = np.append(st.h[: st.size], s)
-        if self.feature_mode:
-            row = self.task_kernel(self._X[s], self._X[ids])[0]
-        else:
-            row = self._Kt[s, ids]
-        return (1.0 - self.alpha) * row
-
-    def _accumulate(self, st, u, gamma, mu):
-        """A += γ ũũᵀ, b += μ ũ with ũ = Z_jᵀ u (shared statistics, see module docstring)."""
-        ids = st.h[: u.shape[0]]
-        if self.feature_mode:
-            v = self._Phi[ids].T @ u
-            self._A += gamma * np.outer(v, v)
-            self._b += mu * v
-        else:
-            self._A[np.ix_(ids, ids)] += gamma * np.outer(u, u)
-            self._b[ids] += mu * u
+    def _step(self, st, kind, p, s, y=0.0, w=1.0):
+        """Run the compiled task step with this learner's shared statistics."""
+        krow = _EMPTY
+        if kind == INSERT and self.feature_mode:
+            # (1−α) K̃(x_s, [x_{h_1} … x_{h_ℓ}, x_s]); exact mode gathers it from the Gram instead.
+            ids = np.append(st.h[: st.size], s)
+            krow = (1.0 - self.alpha) * self.task_kernel(self._X[s], self._X[ids])[0]
+        Kt, Phi = (_EMPTY2, self._Phi) if self.feature_mode else (self._Kt, _EMPTY2)
+        st.step(kind, p, s, krow, Kt, 1.0 - self.alpha, y, w, self.lam, self._A, self._b, Phi)
         self.n_updates += 1
         self._derived = None
 
@@ -396,9 +364,8 @@ class OnlineMultiTaskLearner:
         """
         task = check_task_id(task)
         x = self._check_x(x)
-        if not (isinstance(y, Real) and np.isfinite(y)):
-            raise ValueError(f"y must be a finite number, got {y!r}")
-        if not (isinstance(w, Real) and w > 0 and np.isfinite(w)):
+        y, w = _finite("y", y), _finite("w", w)
+        if not w > 0:
             raise ValueError(f"w must be a finite number > 0, got {w!r}")
         s = self._register(x)
         st = self._tasks.get(task)
@@ -406,10 +373,9 @@ class OnlineMultiTaskLearner:
             st = self._tasks[task] = _Task()
         p = st.pos.get(s)
         if p is None:
-            u, gamma, mu = st.insert(s, self._task_kernel_row(st, s), float(y), float(w), self.lam)
+            self._step(st, INSERT, 0, s, y, w)
         else:
-            u, gamma, mu = st.repeat(p, float(y), float(w), self.lam)
-        self._accumulate(st, u, gamma, mu)
+            self._step(st, REPEAT, p, s, y, w)
         return s
 
     def update_many(self, tasks, X, y, w=None):
@@ -435,8 +401,7 @@ class OnlineMultiTaskLearner:
         p = None if st is None else st.pos.get(int(key))
         if p is None:
             raise UnknownEntryError(f"task {task!r} has no entry with key {key!r}")
-        u, gamma, mu = st.remove(p)
-        self._accumulate(st, u, gamma, mu)
+        self._step(st, REMOVE, p, int(key))
         st.drop(p)
         if st.size == 0:
             del self._tasks[task]
