@@ -269,3 +269,34 @@ def test_unknown_entry_and_singular_kernel():
         OnlineMultiTaskLearner(0.5, 0.1, {"name": "linear"})
     with pytest.raises(ValueError, match="kernel spec"):
         OnlineMultiTaskLearner(0.5, 0.1, {"name": "poly"}, shared_kernel={"name": "linear"})
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ops=operations,
+    own=st.lists(st.tuples(st.integers(0, 5), st.floats(-2, 2), st.floats(0.2, 3.0)), min_size=0, max_size=8),
+    alpha=st.sampled_from([0.0, 0.4, 1.0]),
+    mode=st.sampled_from(["exact", "feature"]),
+    passive=st.booleans(),
+)
+def test_client_predicts_what_the_server_would(ops, own, alpha, mode, passive):
+    """Alg. 9: a client's local model equals the server's model of that user (spec §3.5).
+
+    Active: the server holds the client's triples.  Passive: the server never sees them; the
+    client's local replay must equal a server that had received them last.
+    """
+    from stairsense.models.multitask import OnlineMultiTaskClient
+
+    server = make(alpha, mode)
+    run([op[:4] + (False,) for op in ops], server)
+    client = OnlineMultiTaskClient(server.params(), passive=passive)
+    for item, y, w in own:
+        client.add(ITEMS[item] + 0.5, y, w)  # +0.5: inputs the server may not have
+    if passive:
+        client.download(server.published())
+    for item, y, w in own:
+        server.update("me", ITEMS[item] + 0.5, y, w)
+    if not passive:
+        client.download(server.published())
+    Xq = np.vstack([ITEMS, QUERY])
+    np.testing.assert_allclose(client.predict(Xq), server.predict("me", Xq), rtol=0, atol=1e-9)

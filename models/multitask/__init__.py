@@ -10,10 +10,12 @@ from ._feature_maps import (
     kernel_from_spec,
 )
 from ._online import SNAPSHOT_FORMAT, OnlineMultiTaskLearner, UnknownEntryError
+from ._online_client import OnlineMultiTaskClient
 
 __all__ = [
     "OnlineMultiTaskLearner",
     "UnknownEntryError",
+    "OnlineMultiTaskClient",
     "SNAPSHOT_FORMAT",
     "DotProductKernel",
     "RBFKernel",

@@ -98,6 +98,27 @@ def _grow(array, capacity, square):
     return out
 
 
+def ldl_border(L, D, n, kbar, kxx, pivot_tol):
+    """Append input ``n`` to ``Ǩ = L D Lᵀ`` in place (Alg. 8 lines 3–7, spec §3.4 Case 3).
+
+    ``kbar`` = K̄(x, x̌_1..x̌_n), ``kxx`` = K̄(x, x).  Solves ``L D r = kbar``, writes row ``n`` of
+    ``L`` as ``[rᵀ, 1]`` and the pivot ``β = kxx − rᵀDr`` into ``D[n]``.  Raises ``ValueError`` if
+    ``β ≤ pivot_tol · kxx`` (§3.7-3 guard: K̄ numerically singular at x).
+    """
+    rD = solve_triangular(L[:n, :n], kbar, lower=True, unit_diagonal=True) if n else kbar
+    r = rD / D[:n]
+    beta = kxx - rD @ r
+    if not beta > pivot_tol * abs(kxx):
+        raise ValueError(
+            f"shared kernel is numerically singular at a new input (pivot {beta:.3g} <= "
+            f"{pivot_tol:g} * K(x, x)): use a strictly positive definite shared_kernel, "
+            "or feature-map mode (feature_map=...) for continuous inputs"
+        )
+    L[n, :n] = r
+    L[n, n] = 1.0
+    D[n] = beta
+
+
 class _Task:
     """One task's private state (spec §3.4 "undisclosed"): the first ``size`` slots are live."""
 
@@ -310,23 +331,10 @@ class OnlineMultiTaskLearner:
         return n
 
     def _border(self, x, n):
-        """LDLᵀ bordering of Ǩ with a new input (Alg. 8 lines 3–7; spec §3.4 Case 3)."""
-        kbar = self.shared_kernel(x, self._X[:n])[0] if n else np.zeros(0)
-        kxx = float(self.shared_kernel(x, x)[0, 0])
-        rD = solve_triangular(self._L[:n, :n], kbar, lower=True, unit_diagonal=True) if n else kbar
-        r = rD / self._D[:n]
-        beta = kxx - rD @ r
-        if not beta > self.pivot_tol * abs(kxx):
-            raise ValueError(
-                f"shared kernel is numerically singular at a new input (pivot {beta:.3g} <= "
-                f"{self.pivot_tol:g} * K(x, x)): use a strictly positive definite shared_kernel, "
-                "or feature-map mode (feature_map=...) for continuous inputs"
-            )
-        self._L[n, :n] = r
-        self._L[n, n] = 1.0
-        self._D[n] = beta
-        kt = self.task_kernel(x, self._X[: n + 1] if n else x[None, :])[0]
-        kt[n] = self.task_kernel(x, x)[0, 0]
+        """Case 3: border the LDLᵀ factor of Ǩ and the task-kernel Gram with input ``x``."""
+        kbar = self.shared_kernel(x, self._X[:n])[0]
+        ldl_border(self._L, self._D, n, kbar, float(self.shared_kernel(x, x)[0, 0]), self.pivot_tol)
+        kt = self.task_kernel(x, np.vstack([self._X[:n], x[None, :]]))[0]
         self._Kt[n, : n + 1] = kt
         self._Kt[: n + 1, n] = kt
 
