@@ -1,6 +1,6 @@
 """Kernel machines: KOMD, EasyMKL, the stair-step classifier, server-side and multi-task solvers."""
 from ._admm_mtl import ADMMMultiTaskClassifier
-from .multitask import OnlineMultiTaskLearner, UnknownEntryError  # noqa: F401  (issue 13; coordinator: add to __all__)
+from .multitask import OnlineMultiTaskClassifier, OnlineMultiTaskClient, OnlineMultiTaskLearner, OnlineMultiTaskRegressor, RiverMultiTaskClassifier, RiverMultiTaskRegressor, UnknownEntryError  # noqa: E501 (issue 13)
 from ._easymkl import EasyMKL, EasyMKLSelector
 from ._kernel_access import LinearKernel, PrecomputedKernel, RowOracleKernel
 from ._kernel_machine_estimators import KernelMachineClassifier, KernelMachineRegressor
@@ -54,4 +54,4 @@ __all__ = [
     "Loss",
     "LOSS_NAMES",
 ]
-__all__ += ["OnlineMultiTaskLearner", "UnknownEntryError"]  # issue 13 (online multi-task learner)
+__all__ += ["OnlineMultiTaskLearner", "UnknownEntryError", "OnlineMultiTaskClient", "OnlineMultiTaskRegressor", "OnlineMultiTaskClassifier", "RiverMultiTaskRegressor", "RiverMultiTaskClassifier"]  # issue 13

@@ -11,11 +11,21 @@ from ._feature_maps import (
 )
 from ._online import SNAPSHOT_FORMAT, OnlineMultiTaskLearner, UnknownEntryError
 from ._online_client import OnlineMultiTaskClient
+from ._online_estimators import (
+    OnlineMultiTaskClassifier,
+    OnlineMultiTaskRegressor,
+    RiverMultiTaskClassifier,
+    RiverMultiTaskRegressor,
+)
 
 __all__ = [
     "OnlineMultiTaskLearner",
     "UnknownEntryError",
     "OnlineMultiTaskClient",
+    "OnlineMultiTaskRegressor",
+    "OnlineMultiTaskClassifier",
+    "RiverMultiTaskRegressor",
+    "RiverMultiTaskClassifier",
     "SNAPSHOT_FORMAT",
     "DotProductKernel",
     "RBFKernel",
