@@ -112,10 +112,10 @@ def online_run(items, I, y, alpha, lam, order):
     users_l, items_l, y_l = users.tolist(), I[users, slots].tolist(), y[users, slots].tolist()
     rows = [items[i] for i in range(N_ITEMS)]
     update = learner.update
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for u, i, v in zip(users_l, items_l, y_l):
         update(u, rows[i], v)
-    return learner, time.perf_counter() - started
+    return learner, (time.perf_counter() - started, time.process_time() - cpu)
 
 
 def online_predictions(learner, items, m):
@@ -142,7 +142,7 @@ def alg5_printed(items, I, y, alpha, lam, order):
     H, ycheck = np.zeros((n, n)), np.zeros(n)
     tasks = {}
     users, slots = np.divmod(order, PER_USER)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for u, k in zip(users.tolist(), slots.tolist()):
         i, yi = int(I[u, k]), float(y[u, k])
         s = ids.get(i)
@@ -168,7 +168,7 @@ def alg5_printed(items, I, y, alpha, lam, order):
         ycheck += mu * v
         q = H @ v
         H -= np.outer(q, q) / (1.0 / (alpha * gamma) + v @ q)
-    return time.perf_counter() - started, X, H, ycheck
+    return (time.perf_counter() - started, time.process_time() - cpu), X, H, ycheck
 
 
 def main(argv=None):
@@ -202,9 +202,9 @@ def main(argv=None):
         alpha, lam = float(ALPHAS[a]), float(LAMBDAS[best_lam[a]])
         learner, seconds = online_run(items, I, y, alpha, lam, order)
         if a == a_star:
-            throughput.append(I.size / seconds)
+            throughput.append(seconds)
             for _ in range(args.repeats - 1):
-                throughput.append(I.size / online_run(items, I, y, alpha, lam, order)[1])
+                throughput.append(online_run(items, I, y, alpha, lam, order)[1])
         t_pub = time.perf_counter()
         learner.published()
         publish_s = time.perf_counter() - t_pub
@@ -220,13 +220,14 @@ def main(argv=None):
     alpha, lam = float(ALPHAS[a_star]), float(LAMBDAS[best_lam[a_star]])
     prefix = order[: args.alg5_updates]
     alg5 = [alg5_printed(items, I, y, alpha, lam, prefix) for _ in range(args.repeats)]
-    alg5_rate = args.alg5_updates / statistics.median(r[0] for r in alg5)
+    alg5_rate = [args.alg5_updates / statistics.median(r[0][k] for r in alg5) for k in (0, 1)]
     _, X5, H5, y5 = alg5[-1]
     same, prefix_seconds = online_run(items, I, y, alpha, lam, prefix)
     pub = same.published()
     alg5_diff = max(np.abs(pub["H"] - H5[: len(X5), : len(X5)]).max() / np.abs(H5).max(),
                     np.abs(pub["y_check"] - y5[: len(X5)]).max() / np.abs(y5).max())
-    rate = statistics.median(throughput)
+    rate = [I.size / statistics.median(t[k] for t in throughput) for k in (0, 1)]  # wall, CPU
+    throughput = [I.size / t[0] for t in throughput]
     write_results(args, command, items, grid, grid_seconds, best_lam, a_star, online_rows, throughput, rate,
                   alg5_rate, alg5_diff, prefix_seconds)
 
@@ -304,21 +305,24 @@ def write_results(args, command, items, grid, grid_seconds, best_lam, a_star, on
         f"## Throughput at n = {N_ITEMS} (alpha* = {ALPHAS[a_star]:.3f})",
         "",
         *markdown_table(
-            ["implementation", "updates/s (median)", "runs", "vs Alg. 5 as printed"],
+            ["implementation", "updates/s, wall (median)", "updates/s, CPU (median)", "wall runs",
+             "vs Alg. 5 (wall / CPU)"],
             [
-                (f"`OnlineMultiTaskLearner.update`, whole stream ({args.users * PER_USER:,} triples)", f"{rate:,.0f}",
-                 ", ".join(f"{t:,.0f}" for t in throughput), f"{rate / alg5_rate:.0f}x"),
+                (f"`OnlineMultiTaskLearner.update`, whole stream ({args.users * PER_USER:,} triples)", f"{rate[0]:,.0f}",
+                 f"{rate[1]:,.0f}", ", ".join(f"{t:,.0f}" for t in throughput),
+                 f"{rate[0] / alg5_rate[0]:.0f}x / {rate[1] / alg5_rate[1]:.0f}x"),
                 (f"thesis Alg. 5 as printed (H downdate per triple, numpy), first {args.alg5_updates:,} triples",
-                 f"{alg5_rate:,.0f}", str(args.repeats), "1x"),
+                 f"{alg5_rate[0]:,.0f}", f"{alg5_rate[1]:,.0f}", f"{args.repeats} runs", "1x"),
             ],
-            align="lrrr",
+            align="lrrrr",
         ),
         "",
-        f"Target >= 50,000 updates/s in-process: **{'met' if rate >= 50_000 else 'MISSED'}** (median {rate:,.0f}; "
-        f"mean {statistics.mean(throughput):,.0f}). The learner keeps the sufficient statistics A, b (O(l_j^2) per "
+        f"Target >= 50,000 updates/s in-process: **{'met' if rate[0] >= 50_000 else 'MISSED'}** on wall time (median "
+        f"{rate[0]:,.0f}, mean {statistics.mean(throughput):,.0f}; CPU-time rate {rate[1]:,.0f}, the steadier figure on "
+        "this loaded machine). The learner keeps the sufficient statistics A, b (O(l_j^2) per "
         "triple) and forms H only when published; Alg. 5 keeps H current with an O(n^2) step per triple. Both "
         f"states agree: after the {args.alg5_updates:,}-triple prefix, max relative difference of (H, y̌) = "
-        f"{alg5_diff:.1e} (the learner took {prefix_seconds:.2f} s for that prefix).",
+        f"{alg5_diff:.1e} (the learner took {prefix_seconds[0]:.2f} s for that prefix).",
     ]
     (RESULTS / "online_mtl_music.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
