@@ -202,7 +202,7 @@ class OnlineMultiTaskLearner:
     n_inputs : int
         Distinct inputs seen (ids 0 … n_inputs − 1, in arrival order).
     n_updates : int
-        Number of :meth:`update` and :meth:`delete` calls applied since the last rebuild's origin.
+        Number of :meth:`update` and :meth:`delete` calls applied (carried by snapshots).
     tasks : list
         Task ids in order of first appearance.
 
