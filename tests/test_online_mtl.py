@@ -227,6 +227,16 @@ def test_replay_from_snapshot_is_bit_identical(mode):
     assert np.array_equal(straight.published()["H"], resumed.published()["H"])
 
 
+@pytest.mark.parametrize("mode", ["exact", "feature"])
+def test_empty_learner_snapshot_and_predict(mode):
+    empty = make(0.5, mode)
+    assert empty.predict("ann", QUERY).tolist() == [0.0] * len(QUERY)
+    resumed = OnlineMultiTaskLearner.from_snapshot(*_roundtrip(*empty.snapshot()))
+    for learner in (empty, resumed):
+        learner.update("ann", ITEMS[0], 1.0)
+    _same_state(empty, resumed)
+
+
 def test_update_many_is_update_in_a_loop():
     log = _log(2, 40)
     one, many = make(0.5, "exact"), make(0.5, "exact")

@@ -575,7 +575,7 @@ class OnlineMultiTaskLearner:
             self._X = a["X"].astype(np.float64).reshape(n, self._dim)
         self._index = {self._X[i].tobytes(): i for i in range(n)}
         if self.feature_mode:
-            self._Phi = a["Phi"].astype(np.float64).reshape(n, -1).copy()
+            self._Phi = a["Phi"].astype(np.float64).reshape(n, self.feature_map.n_components).copy()
             self._A, self._b = a["A"].astype(np.float64).copy(), a["b"].astype(np.float64).copy()
         else:
             self._L, self._D, self._Kt = (a[k].astype(np.float64).copy() for k in ("L", "D", "Kt"))
