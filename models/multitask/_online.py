@@ -149,7 +149,7 @@ class _Task:
         return u, gamma, mu
 
     def drop(self, p):
-        """Remove position ``p`` (after :meth:`remove`), keeping the order of the others."""
+        """Remove position ``p`` (after a REMOVE step zeroed it), keeping the order of the others."""
         ell = self.size
         keep = np.r_[0:p, p + 1 : ell]
         del self.pos[int(self.h[p])]
