@@ -142,7 +142,8 @@ def write_results(command, config, X, y, users, splits, f1s, timing):
         "",
         f"Command: `{command}` at commit `{git_commit(Path(__file__).parent)}`; load average {load_average()}.",
         "",
-        f"Data: {len(y)} windows ({int(np.sum(y == 1))} STAIR) of {len(users)} UCI HAPT subjects, 79 window features "
+        f"Data: {len(y)} windows ({int(np.sum(y == 1))} STAIR) of the {len(users)} UCI HAPT subjects in "
+        "`../shared/data/uci-hapt/RawData`, 79 window features "
         f"from `window_dataset` with `{config}`, standardised. Each subject in turn is the new user: the server holds "
         "every window of the other subjects; the new user labels 50 of their windows (random order, seeded) one by "
         f"one; F1 of STAIR on the user's other windows ({min(n_test)}-{max(n_test)} per user). Learners: "
@@ -154,7 +155,8 @@ def write_results(command, config, X, y, users, splits, f1s, timing):
         "",
         *markdown_table(["learner", *(f"k = {k}" for k in KS)], rows, align="l" + "r" * len(KS)),
         "",
-        f"Best multi-task learner (mean over k >= 5): {best_mtl}. Users (of {len(users)}) where it has the higher F1:",
+        f"Multi-task learner with the best mean F1 over k >= 5: {best_mtl} (picked after the fact on these same "
+        f"users; every alpha is in the table above). Users (of {len(users)}) where it has the higher F1:",
         "",
         *markdown_table(["vs", *(f"k = {k}" for k in KS)], [(o, *w) for o, w in wins.items()],
                         align="l" + "r" * len(KS)),
