@@ -124,7 +124,7 @@ class _Task:
 
     __slots__ = ("h", "y", "w", "R", "size", "pos")
 
-    def __init__(self, capacity=4):
+    def __init__(self, capacity=8):
         self.h = np.zeros(capacity, dtype=np.int64)
         self.y = np.zeros(capacity)
         self.w = np.zeros(capacity)
@@ -141,7 +141,8 @@ class _Task:
     def step(self, kind, p, s, krow, Kt, one_minus_alpha, y, w, lam, A, b, Phi):
         """The task part of Alg. 5 / §3.7-2 plus the shared rank-one step (``task_step``)."""
         if kind == INSERT:
-            self.reserve(self.size + 1)
+            if self.size == self.h.shape[0]:
+                self.reserve(self.size + 1)
             self.pos[s] = self.size
         self.size, gamma, mu, u = task_step(
             self.R, self.h, self.y, self.w, self.size, kind, p, s, krow, Kt, one_minus_alpha, y, w, lam, A, b, Phi
