@@ -110,7 +110,7 @@ def run(ops, learner):
 QUERY = np.random.default_rng(11).normal(size=(4, 3))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(ops=operations, alpha=st.sampled_from([0.0, 0.35, 1.0]), mode=st.sampled_from(["exact", "feature"]))
 def test_interleaved_updates_and_deletions_equal_dense_solve(ops, alpha, mode):
     learner = make(alpha, mode)
@@ -281,7 +281,7 @@ def test_unknown_entry_and_singular_kernel():
         OnlineMultiTaskLearner(0.5, 0.1, {"name": "poly"}, shared_kernel={"name": "linear"})
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     ops=operations,
     own=st.lists(st.tuples(st.integers(0, 5), st.floats(-2, 2), st.floats(0.2, 3.0)), min_size=0, max_size=8),

@@ -67,7 +67,7 @@ def make_learner(alpha, lam, task_kernel, shared_kernel, feature_map, n_features
 def _task_array(tasks, n, where):
     if tasks is None:
         return [DEFAULT_TASK] * n
-    tasks = list(np.asarray(tasks).tolist()) if not isinstance(tasks, list) else tasks
+    tasks = list(tasks)  # elements keep their type: numpy ints become int in check_task_id
     if len(tasks) != n:
         raise ValueError(f"{where}: tasks has {len(tasks)} entries for {n} rows of X; give one task id per row")
     return [check_task_id(t) for t in tasks]
