@@ -22,8 +22,9 @@ def positive(kind):
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a {'whole ' if kind is int else ''}number > 0, got {text!r}")
-        if not value > 0 or value != value or value in (float("inf"),):
-            raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"expected a {'whole ' if kind is int else 'finite '}number > 0, "
+                                             f"got {text!r}")
         return value
     parse.__name__ = f"positive {kind.__name__}"
     return parse
@@ -80,6 +81,19 @@ def log_output_path(path, flag="--out"):
     return path
 
 
+def existing_file(path, what: str, fix: str):
+    """``path`` if it is a file; else one line naming it, what was expected and ``fix``."""
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: {'is a folder, not' if path.is_dir() else 'no such'} {what}; {fix}")
+    return path
+
+
+MODEL_FIX = "pass a model written by `stairsense train --out` (or an .onnx from `stairsense export --out`)"
+
+
 def given_config(args) -> dict:
     """The PipelineConfig fields the user set: every key of ``--config`` plus the flags given."""
     fields = {}
@@ -93,10 +107,7 @@ def given_config(args) -> dict:
 
 def config_from_args(args) -> PipelineConfig:
     """``--config`` (or the default configuration) with ``--rate``/``--orientation``/... applied."""
-    try:
-        return PipelineConfig().replace(**given_config(args))
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{exc} (from the command-line flags)") from exc
+    return PipelineConfig().replace(**given_config(args))
 
 
 def config_for_model(args, model_config: PipelineConfig, model_path) -> PipelineConfig:
@@ -123,7 +134,6 @@ _ADVICE = (
     (re.compile(r"repair '([a-z-]+)'"), r"--repair \1"),
     (re.compile(r"\bunits='([a-z/0-9]+)'"), r"--units \1"),
     (re.compile(r"\bmax_gap_s=(?=[0-9])"), "--max-gap "),
-    (re.compile(r"\bmax_gap_s\b"), "--max-gap"),
     (re.compile(r"\borientation='([a-z]+)'"), r"--orientation \1"),
 )
 

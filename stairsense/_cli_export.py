@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ._cli_common import add_read_args, emit, non_negative, output_path, positive
+from ._cli_common import MODEL_FIX, add_read_args, emit, existing_file, non_negative, output_path, positive
 
 
 _METADATA_HEADROOM = 2048  # bytes of metadata (configuration, feature names, training summary)
@@ -13,6 +13,7 @@ def cmd_export(args) -> int:
     from stairsense.export import export_model, inspect_model
 
     if args.inspect:
+        existing_file(args.model, "exported model", "pass an .onnx or .ort file written by `stairsense export --out`")
         info = inspect_model(args.model)
         emit(args, info, json.dumps(info, indent=2, default=str))
         return 0
@@ -22,7 +23,7 @@ def cmd_export(args) -> int:
     from stairsense.export import support_budget
     from stairsense.models import load_model
 
-    model = load_model(args.model)
+    model = load_model(existing_file(args.model, "model file", MODEL_FIX))
     validation = None
     if args.validation:
         validation = [log for p in args.validation for log in _validation_logs(p, args, model.config)]

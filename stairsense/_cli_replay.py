@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._cli_common import (add_config_args, add_read_args, config_for_model, config_from_args, emit, positive,
+from ._cli_common import (MODEL_FIX, add_config_args, add_read_args, config_for_model, config_from_args, emit, existing_file, positive,
                           repair_summary)
 
 
@@ -12,6 +12,7 @@ def _load_model(args):
     """A model for replay and the configuration to replay with: the model's own, plus what the user
     set. ``.onnx``/``.ort`` files run through ONNX Runtime (the phone's path), other files are
     ``stairsense train`` models."""
+    existing_file(args.model, "model file", MODEL_FIX)
     if Path(args.model).suffix in (".onnx", ".ort"):
         from stairsense.export import OnnxStairModel
 

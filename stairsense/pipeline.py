@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -192,15 +192,16 @@ class ReplayReport:
 
 
 def _chunks_of(source, config: PipelineConfig, repair, units,
-               read: ReadReport) -> tuple[str, Iterator[SensorLog], StepTruth | None]:
+               read: ReadReport) -> tuple[str, Iterator[SensorLog], Callable[[], StepTruth | None]]:
+    """Name, chunks and a function giving the ground truth (read after the log, whose errors come first)."""
     if isinstance(source, SensorLog):
-        return str(source.meta.get("path", "<log>")), iter([source]), source.steps
+        return str(source.meta.get("path", "<log>")), iter([source]), lambda: source.steps
     path = Path(source)
     # One gap rule for reader and front end (PipelineConfig.read_gap_s): what the reader lets
     # through, the front end bridges; what it splits, the front end restarts after.
     chunks = iter_log_chunks(path, chunk_rows=REPLAY_CHUNK_ROWS, repair=repair, units=units,
                              max_gap_s=config.read_gap_s(), report=read)
-    return str(path), chunks, read_steps(path)
+    return str(path), chunks, lambda: read_steps(path)
 
 
 def trained_orientations(model) -> list[str] | None:
@@ -227,7 +228,7 @@ def _orientation_for(config: PipelineConfig, chunk: SensorLog, name: str, traine
         method = resolve_orientation(config, chunk)
     except ValueError as exc:
         if trained is None:
-            raise
+            raise ValueError(f"{name}: {exc}") from exc
         raise ValueError(f"{name}: the model was trained on windows standardized by orientation {trained} but "
                          f"this log cannot give it ({str(exc).split('; ')[0]}); replay a log that records the "
                          "streams the model needs, or retrain the model on logs like this one") from exc
@@ -267,7 +268,7 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
 
     config = config or PipelineConfig()
     read = ReadReport()
-    name, chunks, truth = _chunks_of(source, config, repair, units, read)
+    name, chunks, steps_of = _chunks_of(source, config, repair, units, read)
     report = ReplayReport(source=name)
     trained = trained_orientations(model) if model is not None else None
     front = None
@@ -303,7 +304,8 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
                 on_windows(result, chunk)
             bar.update(len(chunk))
     if first_t is None:
-        raise ValueError(f"{name}: no samples to replay")
+        raise ValueError(f"{name}: no samples to replay (a header but no data lines); check that the recording "
+                         "was not truncated")
     if not isinstance(source, SensorLog):
         report.read = read.to_dict()
     report.duration_s = float(last_t - first_t) / 1e9
@@ -311,6 +313,7 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     report.kept = int(rejected[WindowStatus.KEPT])
     report.rejected = {s.name.lower(): int(rejected[s]) for s in WindowStatus if s != WindowStatus.KEPT}
     report.steps_per_minute = report.kept / report.duration_s * 60 if report.duration_s else 0.0
+    truth = steps_of()
     if truth is not None and len(truth):
         t_start, t_end = np.concatenate(starts), np.concatenate(ends)
         report.truth_steps = len(truth)
