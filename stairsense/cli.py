@@ -1,4 +1,4 @@
-"""The ``stairsense`` command: simulate, replay, train, evaluate, export, demo.
+"""The ``stairsense`` command: simulate, replay, train, evaluate, export, demo, import.
 
 Each subcommand lives in its own module ``stairsense/_cli_<command>.py`` (a thin shell over
 :mod:`stairsense.pipeline` and the subpackages) whose ``add_parser(subparsers)`` registers it;
@@ -17,7 +17,7 @@ from stairsense import __version__
 from stairsense.stream import LogRepairedWarning
 
 from ._cli_common import cli_advice
-from . import _cli_demo, _cli_evaluate, _cli_export, _cli_replay, _cli_simulate, _cli_train
+from . import _cli_demo, _cli_evaluate, _cli_export, _cli_import, _cli_replay, _cli_simulate, _cli_train
 
 __all__ = ["main", "build_parser"]
 
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_train.add_parser(sub)
     _cli_evaluate.add_parser(sub)
     _cli_demo.add_parser(sub)
+    _cli_import.add_parser(sub)
     return parser
 
 

@@ -88,6 +88,11 @@ BAD_FILES = {  # name: (file name, content as str or bytes)
 }
 
 
+# Another app's export, in g with ms timestamps, for `stairsense import`.
+FOREIGN = ["timestamp,accX,accY,accZ"] + [f"{i * 20},0.01,0.02,{1 + 0.2 * np.sin(i / 5):.4f}" for i in range(300)]
+FOREIGN_MAP = "t=timestamp:ms,ax=accX:g,ay=accY:g,az=accZ:g"
+
+
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
     """A simulated log with every stream, a model trained on it, its accelerometer-only twin, and
@@ -168,6 +173,24 @@ CASES = {
     "export_inspect_not_onnx": (["export", "--inspect", "{s}/m.model"], None),
     "export_bad_validation_log": (["export", "{s}/m.model", "--out", "{d}/m.onnx", "--validation", "{f}"],
                                   "repeated_timestamp"),
+    # import
+    "import_no_mapping": (["import", "{f}", "--out", "{d}/o.csv.gz"], "foreign"),
+    "import_map_and_map_file": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP, "--map-file",
+                                 "{d}/map.toml"], "foreign"),
+    "import_unknown_column": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", "t=time:ms,ax=X:g,ay=Y:g,az=Z:g"],
+                              "foreign"),
+    "import_bad_unit": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP.replace(":g", ":gee")],
+                        "foreign"),
+    "import_map_file_missing": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map-file", "{d}/none.toml"], "foreign"),
+    "import_map_file_not_toml": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map-file", "{d}/bad.json"], "foreign"),
+    "import_out_is_the_source": (["import", "{f}", "--out", "{f}", "--map", FOREIGN_MAP], "foreign_csv"),
+    "import_out_bad_suffix": (["import", "{f}", "--out", "{d}/o.parquet", "--map", FOREIGN_MAP], "foreign"),
+    "import_source_missing": (["import", "{d}/none.csv", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP], None),
+    "import_repeated_time": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP], "foreign_repeat"),
+    "import_g_as_m_s2": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP.replace(":g", "")],
+                         "foreign"),
+    "import_reader_only_repair": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP, "--repair",
+                                   "split-gaps"], "foreign"),
     # demo and the command itself
     "demo_no_people": (["demo", "--people", "0", "--out", "{d}/demo"], None),
     "demo_out_is_a_file": (["demo", "--people", "1", "--minutes", "0.5", "--out", "{d}/file"], None),
@@ -176,6 +199,9 @@ CASES = {
 }
 
 EXTRA_FILES = {
+    "foreign": ("export.txt", "\n".join(FOREIGN) + "\n"),
+    "foreign_csv": ("export.csv", "\n".join(FOREIGN) + "\n"),
+    "foreign_repeat": ("export.txt", "\n".join(FOREIGN[:50] + [FOREIGN[49]] + FOREIGN[50:]) + "\n"),
     "irregular": ("x.csv", irregular()),
     "gap_220ms": ("x.csv", with_gap(200, 200_000_000)),  # a 0.22 s step: within max_gap_s, beyond 200 ms smoothing
     **BAD_FILES,
@@ -213,7 +239,7 @@ def _flags_of(parser: argparse.ArgumentParser, command: str | None):
 def test_table_has_at_least_40_cases():
     assert len(CASES) >= 40
     commands = {argv[0] for argv, _ in CASES.values() if argv}
-    assert commands >= {"simulate", "replay", "train", "evaluate", "export", "demo"}
+    assert commands >= {"simulate", "replay", "train", "evaluate", "export", "demo", "import"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -235,8 +261,8 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, shared, tmp_path,
     assert err.endswith("\n") and err.count("\n") == 1, err
     assert "Traceback" not in err and err.startswith("stairsense")
     assert _snapshot(d, shared) == before, "a failed command created or changed a file"
-    if f is not None:
-        assert f.name in err, err
+    if f is not None:  # the line names the bad file, or the flag that is the problem
+        assert f.name in err or re.search(r"--[a-z]", err), err
     # The advice names only flags and repairs this subcommand has.
     command = argv[0] if argv and argv[0] in _flags_of(build_parser(), None)[0] | set(
         next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices) else None
