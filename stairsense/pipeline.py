@@ -223,22 +223,29 @@ def trained_orientations(model) -> list[str] | None:
 
 
 def _orientation_for(config: PipelineConfig, chunk: SensorLog, name: str, trained) -> str:
-    """The concrete orientation method for ``chunk``; refuse one the model was not trained with."""
-    try:
-        method = resolve_orientation(config, chunk)
-    except ValueError as exc:
-        if trained is None:
+    """The concrete orientation method for ``chunk``.
+
+    Without a model (or with one whose methods are unknown) ``config.orientation`` is resolved on
+    the log. With a model, the method its training windows used is run whenever the log records
+    the streams it needs (``auto`` is not re-resolved: a model trained on gyroscope logs runs
+    ``ahrs`` on a log that also has a rotation vector), and a log that cannot give any of them is
+    refused: its features would differ from the training set's.
+    """
+    if trained is None:
+        try:
+            return resolve_orientation(config, chunk)
+        except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from exc
-        raise ValueError(f"{name}: the model was trained on windows standardized by orientation {trained} but "
-                         f"this log cannot give it ({str(exc).split('; ')[0]}); replay a log that records the "
-                         "streams the model needs, or retrain the model on logs like this one") from exc
-    if trained is not None and method not in trained:
-        streams = [s for s in ("gyro", "rotvec", "linacc") if getattr(chunk, s) is not None]
-        raise ValueError(f"{name}: orientation {config.orientation!r} resolves to {method!r} on this log (streams: "
-                         f"acc{''.join(', ' + s for s in streams)}) but the model was trained with {trained}; "
-                         "its features would differ. Replay a log with the streams the model was trained on, "
-                         f"or retrain with --orientation {method} on logs like this one")
-    return method
+    for method in trained:
+        try:
+            return resolve_orientation(config.replace(orientation=method), chunk)
+        except ValueError:
+            continue
+    streams = ", ".join(["acc", *(s for s in ("gyro", "rotvec", "linacc") if getattr(chunk, s) is not None)])
+    raise ValueError(f"{name}: the model was trained with orientation {trained} (configured "
+                     f"{config.orientation!r}), which needs streams this log lacks (it records {streams}); its "
+                     "features would differ. Replay a log that records them, or retrain the model on logs like "
+                     "this one")
 
 
 def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(), units=None,

@@ -345,3 +345,55 @@ def test_a_tuned_configuration_splits_where_it_would_stop(tmp_path, capsys):
     assert "--repair split-gaps" in capsys.readouterr().err
     report = run_json(capsys, ["replay", str(path), "--config", str(config), "--repair", "split-gaps"])
     assert report["segments"] == 2 and report["read"]["segments"] == [[2, 201], [202, 401]]
+
+
+def test_a_model_runs_the_orientation_it_was_trained_with(shared):
+    """``auto`` is resolved once, at training: a model trained on gyroscope logs (ahrs) runs ahrs on a
+    log that also records a rotation vector, where ``auto`` alone would pick rotvec."""
+    from stairsense.pipeline import replay
+
+    class TrainedOnGyroLogs:  # the parts of a model replay uses
+        config = PipelineConfig()
+        summary = {"orientation_methods": ["ahrs"]}
+
+        def predict(self, X):
+            return np.zeros(len(X), dtype=int)
+
+    sim = shared / "sim.csv.gz"
+    assert replay(sim, PipelineConfig()).method == "rotvec"
+    assert replay(sim, PipelineConfig(), model=TrainedOnGyroLogs()).method == "ahrs"
+    with pytest.raises(ValueError, match=r"trained with orientation \['ahrs'\].*records acc\)"):
+        replay(shared / "acc_only.csv.gz", PipelineConfig(), model=TrainedOnGyroLogs())
+
+
+# --- failed checks and bugs ------------------------------------------------------------------------
+
+
+def _run_raising(monkeypatch, capsys, exc):
+    import stairsense._cli_simulate as sim
+
+    def boom(args):
+        raise exc
+
+    monkeypatch.setattr(sim, "cmd_simulate", boom)
+    capsys.readouterr()
+    try:
+        return main(["simulate", "--out", "x.csv"]), capsys.readouterr().err
+    finally:
+        monkeypatch.undo()
+
+
+def test_a_failed_export_check_is_one_line_and_exit_2_whatever_its_base_class(monkeypatch, capsys):
+    class ExportParityError(RuntimeError):  # issue 10 item 1: the class was a RuntimeError
+        pass
+
+    status, err = _run_raising(monkeypatch, capsys, ExportParityError("decisions agree on 99.34% < 99.50%;\nretry"))
+    assert status == 2 and err == "stairsense simulate: error: decisions agree on 99.34% < 99.50%; retry\n"
+
+
+def test_a_bug_is_one_line_exit_1_and_a_traceback_only_when_asked(monkeypatch, capsys):
+    status, err = _run_raising(monkeypatch, capsys, KeyError("oops"))
+    assert status == 1 and err.count("\n") == 1 and "internal error (KeyError" in err and "STAIRSENSE_DEBUG" in err
+    monkeypatch.setenv("STAIRSENSE_DEBUG", "1")
+    with pytest.raises(KeyError):
+        _run_raising(monkeypatch, capsys, KeyError("oops"))
