@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import sys
 
-from ._cli_common import DATA_HELP, add_config_args, add_read_args, config_from_args, emit, positive, read_options
+from ._cli_common import (DATA_HELP, add_config_args, add_read_args, config_from_args, emit, positive, read_options,
+                          repair_summary)
 
 
 def cmd_evaluate(args) -> int:
     from stairsense._train import evaluate
 
-    read, _ = read_options(args)
+    read, reports = read_options(args)
     if args.folds is not None and args.folds < 2:
         raise ValueError(f"--folds {args.folds}: cross-validation needs at least 2 outer folds")
     result = evaluate(args.data, config_from_args(args), protocol=args.protocol, classifier=args.classifier, k=args.k,
@@ -19,7 +20,8 @@ def cmd_evaluate(args) -> int:
             f"precision {result['precision_mean']:.3f}±{result['precision_std']:.3f}, recall "
             f"{result['recall_mean']:.3f}±{result['recall_std']:.3f}, F1 {result['f1_mean']:.3f}±{result['f1_std']:.3f} "
             f"(F1 of mean P,R: {result['f1_of_means']:.3f})")
-    emit(args, result, text)
+    repairs = [r.to_dict() for r in reports if r.repaired]
+    emit(args, {**result, "repairs": repairs}, "\n".join([text, *(line for r in repairs for line in repair_summary(r))]))
     return 0
 
 
