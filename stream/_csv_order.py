@@ -96,16 +96,18 @@ def _deduped(blocks: Iterable[_Block], report: ReadReport) -> Iterator[_Block]:
         names = list(block.fields)
         values = np.column_stack([block.fields[c] for c in names]) if names else np.zeros((len(block), 0))
         prev_t = np.empty(len(block), dtype=block.t.dtype)
-        prev_v = np.empty_like(values)
-        prev_t[1:], prev_v[1:] = block.t[:-1], values[:-1]
-        if last is None:
-            prev_t[0] = block.t[0] - 1  # nothing before the first sample
-        else:
-            prev_t[0], prev_v[0] = last
+        prev_t[1:] = block.t[:-1]
+        prev_t[0] = block.t[0] - 1 if last is None else last[0]  # nothing before the first sample
         repeat = block.t == prev_t
         if repeat.any():
-            same = repeat & (values == prev_v).all(axis=1)
-            report._note("dedupe", "dropped exact duplicates (timestamp and values repeat the line before)",
+            # Compare each repeat with the sample kept for its timestamp (the first line of the run),
+            # which may sit in the previous block.
+            run_start = np.maximum.accumulate(np.where(~repeat, np.arange(len(block)), -1))
+            kept = values[np.maximum(run_start, 0)]
+            if last is not None:
+                kept[run_start < 0] = last[1]
+            same = repeat & (values == kept).all(axis=1)
+            report._note("dedupe", "dropped exact duplicates (timestamp and values repeat the kept line)",
                          block.lines()[same])
             report._note("dedupe", "dropped samples repeating the previous timestamp with other values "
                          "(kept the first line)", block.lines()[repeat & ~same])

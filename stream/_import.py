@@ -257,8 +257,9 @@ def _ordered_rows(source: _Source, t: np.ndarray, values: np.ndarray, repairs, r
         repeat = np.zeros(t.size, dtype=bool)
         repeat[1:] = t[1:] == t[:-1]
         if repeat.any():
-            same = repeat.copy()
-            same[1:] &= (values[1:] == values[:-1]).all(axis=1)
+            # As the reader's dedupe: an exact duplicate repeats the values of the row kept for its time.
+            run_start = np.maximum.accumulate(np.where(~repeat, np.arange(t.size), 0))
+            same = repeat & (values == values[run_start]).all(axis=1)
             report.repairs.append(f"{source.path}: dedupe: dropped {int(same.sum())} exact duplicates and "
                                   f"{int((repeat & ~same).sum())} rows repeating a timestamp with other values "
                                   "(kept the first)")

@@ -43,17 +43,18 @@ def write_rows(path, t_ns, acc):
 
 
 def dedupe_oracle(t, acc):
-    """Walk the rows: drop a row whose time equals the previous row's; count exact and other repeats."""
+    """Walk the rows: drop a row whose time equals the previous row's; it is an exact duplicate when
+    its values equal those of the row kept for that time, else a repeat with other values."""
     keep, exact, other = [], [], []
     for i in range(len(t)):
         if i and t[i] == t[i - 1]:
-            (exact if np.array_equal(acc[i], acc[i - 1]) else other).append(i + 2)  # file line
+            (exact if np.array_equal(acc[i], acc[keep[-1]]) else other).append(i + 2)  # file line
         else:
             keep.append(i)
     return keep, exact, other
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 30), st.integers(0, 2), st.booleans()), min_size=2, max_size=60),
        st.sampled_from([1 << 22, 40]))
 def test_dedupe_matches_brute_force_at_any_block_size(tmp_path_factory, steps, block_bytes):
