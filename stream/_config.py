@@ -134,7 +134,7 @@ class PipelineConfig:
         """Read a JSON configuration file, naming the file in any error."""
         path = Path(path)
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM from a Windows editor is fine
         except (OSError, json.JSONDecodeError) as exc:
             raise ValueError(f"{path}: cannot read a JSON PipelineConfig: {exc}") from exc
         if not isinstance(data, dict):
