@@ -15,7 +15,7 @@ def cmd_demo(args) -> int:
 
     from stairsense.models import StairstepModel, make_stairstep_pipeline, save_model
     from stairsense.pipeline import replay, window_dataset
-    from stairsense.stream import STAIR_ACTIVITIES, simulate, write_log
+    from stairsense.stream import STAIR_ACTIVITIES, resolve_orientation, simulate, write_log
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -31,6 +31,8 @@ def cmd_demo(args) -> int:
     say(f"training on {len(data)} windows ({int(data.y.sum())} STAIR) ...")
     model = StairstepModel.train(make_stairstep_pipeline(), data.X, data.y, config=config,
                                  feature_names=data.feature_names, groups=data.groups, sources=["simulate"])
+    # As `stairsense train` does: record what "auto" resolved to, so replay runs the same method.
+    model.summary["orientation_methods"] = sorted({resolve_orientation(config, log) for log in logs})
     model_path = save_model(model, out / "stairs.model")
     held_out = simulate(minutes=args.minutes, seed=args.seed)
     log_path = write_log(held_out, out / "held_out.csv.gz")
