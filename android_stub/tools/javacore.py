@@ -41,8 +41,9 @@ def compile_core(out_dir: Path) -> Path:
     return out_dir
 
 
-def write_raw(log, path: Path) -> None:
-    """Write a SensorLog's accelerometer, rotation vector and linear acceleration as raw binary rows."""
+def write_raw(log, path) -> None:
+    """Write a SensorLog's accelerometer, rotation vector and linear acceleration as raw binary rows
+    to ``path`` (a path, or an open binary file to append to)."""
     rows = np.zeros(len(log), dtype=RAW_DTYPE)
     rows["t"] = log.t_ns
     rows["v"] = np.nan

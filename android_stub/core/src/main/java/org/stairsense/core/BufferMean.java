@@ -14,7 +14,8 @@ package org.stairsense.core;
  * buffer by a plain left-to-right loop every {@value #RESUM_EVERY} inserts so rounding cannot drift:
  * the same additions in the same order as Python, so the means are bit-identical.
  *
- * <p>The buffer is a ring of primitive arrays that doubles when full, so steady state allocates nothing.
+ * <p>The buffer is a ring of primitive arrays whose power-of-two capacity doubles when full (an index
+ * mask instead of a division), so steady state allocates nothing.
  */
 public final class BufferMean {
     static final int RESUM_EVERY = 4096;
@@ -27,6 +28,7 @@ public final class BufferMean {
     private double[] x = new double[16];
     private double[] y = new double[16];
     private double[] z = new double[16];
+    private int mask = 15;  // capacity - 1
     private int head;  // index of the oldest sample
     private int size;
 
@@ -119,7 +121,7 @@ public final class BufferMean {
         sx -= x[head];
         sy -= y[head];
         sz -= z[head];
-        head = (head + 1) % t.length;
+        head = (head + 1) & mask;
         size--;
     }
 
@@ -127,7 +129,7 @@ public final class BufferMean {
         if (size == t.length) {
             grow();
         }
-        int i = (head + size) % t.length;
+        int i = (head + size) & mask;
         t[i] = tNs;
         x[i] = vx;
         y[i] = vy;
@@ -146,7 +148,7 @@ public final class BufferMean {
         sinceResum = 0;
         double ax = 0.0, ay = 0.0, az = 0.0;
         for (int k = 0; k < size; k++) {
-            int i = (head + k) % t.length;
+            int i = (head + k) & mask;
             ax += x[i];
             ay += y[i];
             az += z[i];
@@ -175,7 +177,7 @@ public final class BufferMean {
         double[] y2 = new double[n];
         double[] z2 = new double[n];
         for (int k = 0; k < size; k++) {
-            int i = (head + k) % t.length;
+            int i = (head + k) & mask;
             t2[k] = t[i];
             x2[k] = x[i];
             y2[k] = y[i];
@@ -186,5 +188,6 @@ public final class BufferMean {
         y = y2;
         z = z2;
         head = 0;
+        mask = n - 1;
     }
 }

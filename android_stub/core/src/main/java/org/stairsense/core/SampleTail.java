@@ -11,6 +11,7 @@ public final class SampleTail {
     private long[] t = new long[64];
     private double[] values;
     private long first;  // global index of the oldest sample held
+    private int mask = 63;  // capacity - 1 (a power of two: an index mask instead of a division)
     private int head;
     private int size;
 
@@ -30,14 +31,14 @@ public final class SampleTail {
     /** Append standardized sample number {@code first + size}, dropping those too old for any kept window. */
     public void add(long tNs, double[] sample) {
         while (size > 0 && t[head] < tNs - keepNs) {
-            head = (head + 1) % t.length;
+            head = (head + 1) & mask;
             size--;
             first++;
         }
         if (size == t.length) {
             grow();
         }
-        int i = (head + size) % t.length;
+        int i = (head + size) & mask;
         t[i] = tNs;
         System.arraycopy(sample, 0, values, i * columns, columns);
         size++;
@@ -57,7 +58,7 @@ public final class SampleTail {
         }
         int n = 0;
         for (long g = start; g < stop; g++) {
-            int base = ((head + (int) (g - first)) % t.length) * columns;
+            int base = ((head + (int) (g - first)) & mask) * columns;
             for (int c = 0; c < columns; c++) {
                 out[n++] = (float) values[base + c];
             }
@@ -70,12 +71,13 @@ public final class SampleTail {
         long[] t2 = new long[n];
         double[] v2 = new double[n * columns];
         for (int k = 0; k < size; k++) {
-            int i = (head + k) % t.length;
+            int i = (head + k) & mask;
             t2[k] = t[i];
             System.arraycopy(values, i * columns, v2, k * columns, columns);
         }
         t = t2;
         values = v2;
         head = 0;
+        mask = n - 1;
     }
 }
