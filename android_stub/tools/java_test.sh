@@ -13,6 +13,6 @@ javac --release 11 -Xlint:all -Werror -d "$build/core" \
     $(find "$here/core/src/main/java" "$here/core/src/tools/java" -name '*.java')
 # The app's main code is compiled only against the stubs and the core; the stubs never reach an APK.
 javac --release 11 -Xlint:all -Werror -d "$build/test" -cp "$build/core:$junit" \
-    $(find "$here/core/src/test/java" "$here/app/src/main/java" "$here/app/src/test/stubs" "$here/app/src/test/java" \
+    $(find "$here/core/src/test/java" "$here/app/src/main/java" "$here/app/src/stubtest/stubs" "$here/app/src/stubtest/java" \
         "$here/tools/junit" -name '*.java' 2>/dev/null)
 java -cp "$build/core:$build/test:$junit" org.stairsense.testing.RunJUnit
