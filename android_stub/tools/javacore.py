@@ -34,7 +34,7 @@ def compile_core(out_dir: Path) -> Path:
     files = sorted(str(p) for src in SOURCES for p in src.rglob("*.java"))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["javac", "--release", "11", "-Xlint:all", "-Werror", "-d", str(out_dir), *files],
+    done = subprocess.run(["javac", "--release", "11", "-d", str(out_dir), *files],
                           capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"javac failed on android_stub/core:\n{done.stderr}")
