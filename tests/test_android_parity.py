@@ -22,9 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stairsense import PipelineConfig
-from stairsense.stream import FrontEnd, SensorLog, resample, simulate, write_log
-from stairsense.stream._standardize import resolve_orientation
+from stairsense import PipelineConfig, window_dataset
+from stairsense.stream import FrontEnd, SensorLog, resample, resolve_orientation, simulate, write_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "android_stub" / "tools"))
 import javacore  # noqa: E402
@@ -115,7 +114,7 @@ def assert_parity(got: javacore.JavaRun, expected):
     (5, 200.0, PipelineConfig(orientation="vertical", peak_threshold=1.0, valley_threshold=0.8)),
 ])
 def test_simulated_logs(java, tmp_path, seed, rate, config):
-    log = simulate(minutes=2.5, rate_hz=rate, seed=seed)  # > 4096 samples: the running sums are re-added
+    log = simulate(minutes=2, rate_hz=rate, seed=seed)  # > 4096 samples: the running sums are re-added
     got, expected = run_both(java, tmp_path, log, config)
     assert sum(w[-1] == "KEPT" for w in expected[1]) > 50, "the log should have steps"
     assert_parity(got, expected)
@@ -194,7 +193,7 @@ def streams(draw):
     return log, config, rate
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(case=streams())
 def test_generated_streams(java, tmp_path, case):
@@ -225,11 +224,10 @@ def test_gap_longer_than_the_smoothing_buffer_is_an_error_in_both(java, tmp_path
 @pytest.fixture(scope="module")
 def exported_model(tmp_path_factory):
     from stairsense.export import export_model
-    from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline
-    from stairsense.pipeline import window_dataset
+    from stairsense.models import StairstepModel, make_stairstep_pipeline
 
     config = PipelineConfig(rate_hz=30)
-    data = window_dataset([simulate(minutes=3, seed=s) for s in (1, 2)], config)
+    data = window_dataset([simulate(minutes=2, seed=s) for s in (1, 2)], config)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # EasyMKL's convergence note on a small set
         model = StairstepModel.train(make_stairstep_pipeline(k=20, random_state=0), data.X, data.y, config=config,
