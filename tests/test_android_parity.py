@@ -237,13 +237,21 @@ def exported_model(tmp_path_factory):
     return path
 
 
+def model_metadata(path) -> dict:
+    """The model's metadata map as ONNX Runtime gives it (what the phone reads with getCustomMetadata)."""
+    import onnxruntime
+
+    return dict(onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+                .get_modelmeta().custom_metadata_map)
+
+
 def test_java_windows_scored_by_onnx_match_replay(java, tmp_path, exported_model, capsys):
     """`stairsense replay --model stairs.onnx` (run in-process) and the phone's path agree on the log."""
     from stairsense.cli import main
     from stairsense.export import OnnxStairModel
 
     onnx_model = OnnxStairModel(exported_model)
-    metadata = onnx_model._session.get_modelmeta().custom_metadata_map
+    metadata = model_metadata(exported_model)
     (tmp_path / "stairs.metadata.json").write_text(json.dumps(metadata))  # the phone reads this map
     log = simulate(minutes=3, seed=11, rate_hz=50)
     javacore.write_raw(log, tmp_path / "log.bin")
@@ -266,9 +274,7 @@ def test_java_windows_scored_by_onnx_match_replay(java, tmp_path, exported_model
 
 def test_model_metadata_mismatch_is_refused(java, tmp_path, exported_model):
     """A phone cannot run a model whose configuration the core does not implement: a clear error."""
-    from stairsense.export import OnnxStairModel
-
-    metadata = dict(OnnxStairModel(exported_model)._session.get_modelmeta().custom_metadata_map)
+    metadata = model_metadata(exported_model)
     config = json.loads(metadata["stairsense.config"])
     metadata["stairsense.config"] = json.dumps({**config, "segmentation": "sliding"})
     (tmp_path / "bad.metadata.json").write_text(json.dumps(metadata))
