@@ -2,9 +2,9 @@
 
 Each row names its benchmark script(s) in the last column; ``benchmarks/bench_<topic>.py`` writes
 ``benchmarks/results/<topic>.md`` and declares the code it measures in ``MEASURES`` (paths of this
-repository). A figure is *fresh* when the commit the results page was produced at (its provenance
-comment, written by ``benchmarks/_common.write_results``; else the commit that last changed the page)
-already contains the last change to that code. A stale figure must say so in its row ("stale"), so a
+repository). A figure is *fresh* when no commit in HEAD's history that changed that code is missing
+from the history of the commit the results page was produced at (its provenance comment, written by
+``benchmarks/_common.write_results``; else the commit that last changed the page). A stale figure must say so in its row ("stale"), so a
 reader never takes an old number for the code in front of them.
 """
 from __future__ import annotations
@@ -57,10 +57,12 @@ def produced_at(page: Path) -> str | None:
 
 
 def is_fresh(page: Path, paths: tuple[str, ...]) -> bool:
-    """Whether ``page`` was produced at a commit that already holds the last change to ``paths``."""
+    """Whether ``page`` was produced at a commit that no change to ``paths`` in HEAD's history postdates."""
     commit = produced_at(page)
-    last_code_change = git("log", "-1", "--format=%H", "--", *paths).stdout.strip()
-    return commit is not None and git("merge-base", "--is-ancestor", last_code_change, commit).returncode == 0
+    if commit is None:
+        return False
+    later = git("rev-list", f"{commit}..HEAD", "--", *paths)
+    return later.returncode == 0 and not later.stdout.strip()
 
 
 def results_page(script: str) -> Path:
