@@ -115,8 +115,9 @@ def write_results(path: Path, text: str) -> Path:
     """
     path = Path(path)
     sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "."], cwd=REPO,
-                           capture_output=True, text=True).stdout.strip()
+    # Results pages themselves may be modified (a run of several benchmarks): they are not code.
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                            ":!benchmarks/results"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     command = " ".join(["python", str(Path(sys.argv[0]).resolve().relative_to(REPO)), *sys.argv[1:]])
     header = f'<!-- bench: commit={sha or "unknown"}{"+dirty" if dirty else ""} command="{command}" -->\n'
     tmp = path.with_name(path.name + ".tmp")
