@@ -31,11 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import git_commit, load_average, markdown_table, one_thread_env
+from _common import git_commit, load_average, markdown_table, one_thread_env, write_results
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CACHE = HERE / "out" / "android_core"
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("android_stub/core/", "stream/")
 RESULTS = HERE / "results" / "android_core.md"
 RATE_HZ = 50.0
 BLOCK_ROWS = int(3600 * RATE_HZ)
@@ -156,10 +158,10 @@ def main() -> None:
         }
         print(method, {k: (rate(v["rate_median"]), round(v["cpu_ns_median"], 1)) for k, v in results[method].items()},
               flush=True)
-    write_results(args, results, load_before)
+    report(args, results, load_before)
 
 
-def write_results(args, results: dict, load_before: str) -> None:
+def report(args, results: dict, load_before: str) -> None:
     java_version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     lines = [
         "# Java core throughput (android_stub/core)",
@@ -204,7 +206,7 @@ def write_results(args, results: dict, load_before: str) -> None:
                                          "jvm": java_version, "commit": git_commit(ROOT)}),
         "",
     ]
-    RESULTS.write_text("\n".join(lines))
+    write_results(RESULTS, "\n".join(lines))
     print(RESULTS.read_text())
 
 
