@@ -352,6 +352,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="demo_out", help="folder for the model and the held-out log (default demo_out)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_demo)
+
+    from stairsense._cli_energy import add_parser as add_energy_parser
+
+    add_energy_parser(sub)
     return parser
 
 
