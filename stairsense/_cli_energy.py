@@ -206,3 +206,13 @@ def add_parser(subparsers) -> None:
     q.add_argument("--json", action="store_true", help="print the profiles with every value's source as JSON")
     q.set_defaults(func=cmd_profiles)
 
+    q = actions.add_parser("optimise", aliases=["optimize"], help="best F1 under a battery budget (Pareto front)",
+                           description="Search sampling rate x orientation x segmentation x smoothing x EasyMKL "
+                                       "features x export precision; F1 from leave-subjects-out evaluations on "
+                                       "labelled recordings (cached per front-end configuration), battery from the "
+                                       "energy model. Writes the Pareto table and plot and the best configuration "
+                                       "under the budget as a file train/export accept.")
+    from stairsense.export.energy._optimise import add_optimise_arguments
+
+    add_optimise_arguments(q)
+    q.set_defaults(func=cmd_optimise)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from stairsense import __version__
-from stairsense.config import PipelineConfig
+from stairsense.config import PipelineConfig, config_file_section
 
 __all__ = ["main", "build_parser"]
 
@@ -147,7 +147,10 @@ def cmd_train(args) -> int:
     from stairsense._train import train
     from stairsense.models._stairstep import save_model
 
-    model = train(args.data, _config(args), k=args.k, lam=args.lam, gamma=args.gamma,
+    k = args.k
+    if k is None:  # a configuration file from `stairsense energy optimise` may choose it
+        k = config_file_section(args.config, "train").get("k", 49) if args.config else 49
+    model = train(args.data, _config(args), k=k, lam=args.lam, gamma=args.gamma,
                   progress=not args.json and sys.stderr.isatty())
     path = save_model(model, args.out)
     summary = model.summary
@@ -193,6 +196,8 @@ def cmd_export(args) -> int:
     from stairsense.models._stairstep import load_model
 
     model = load_model(args.model)
+    if args.precision is None:  # a configuration file from `stairsense energy optimise` may choose it
+        args.precision = config_file_section(args.config, "export").get("precision", "int8") if args.config else "int8"
     budget = int(args.max_kb * 1024)
     headroom = _METADATA_HEADROOM
     for _ in range(2):
@@ -300,8 +305,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "Every export is checked against the Python model and refused if it disagrees.")
     p.add_argument("model", metavar="MODEL", help="a model from `stairsense train` (with --inspect: an .onnx file)")
     p.add_argument("--out", metavar="ONNX", help="output .onnx file")
-    p.add_argument("--precision", choices=["fp32", "fp16", "int8"], default="int8",
-                   help="storage of the support vectors (default int8)")
+    p.add_argument("--precision", choices=["fp32", "fp16", "int8"],
+                   help="storage of the support vectors (default: the --config file's export.precision, else int8)")
+    p.add_argument("--config", metavar="FILE", help="a configuration file with an 'export' section (from "
+                   "stairsense energy optimise) choosing --precision")
     p.add_argument("--max-kb", type=float, default=32.0,
                    help="size budget: keep as many support vectors as fit (default 32; 0 = keep all)")
     p.add_argument("--max-support-vectors", type=int, metavar="N",
@@ -321,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", nargs="+", metavar="DATA", help=data_help)
     _add_config_args(p)
     p.add_argument("--out", required=True, metavar="MODEL", help="output model file")
-    p.add_argument("--k", type=int, default=49, help="features EasyMKL keeps (default 49)")
+    p.add_argument("--k", type=int, help="features EasyMKL keeps (default: the --config file's train.k, else 49)")
     # Defaults: the (Λ, γ) that grouped inner CV picked in most folds of the Table 12.2 rebuild on
     # UCI HAPT (benchmarks/results/table_12_2.md).
     p.add_argument("--lam", type=float, default=0.01, help="KOMD's Λ in [0, 1] (default 0.01)")

@@ -247,3 +247,70 @@ def test_finding_4_paller_nexus_one_wake_lock_sampling(rate_hz):
     report = estimate(profile, sampling_only, {"idle": 3600.0})
     per_hour = report.percent_per_day  # the "day" is one hour here
     assert 0.8 * reference["low"] <= per_hour <= 1.2 * reference["high"]
+
+
+# --- the budget optimiser -------------------------------------------------------------------------
+def test_pareto_front_and_budget_choice_against_brute_force():
+    from stairsense.export.energy._optimise import Candidate, best_under, pareto_front
+
+    rng = np.random.default_rng(3)
+    config = PipelineConfig(rate_hz=30, orientation="rotvec").to_dict()
+    candidates = [Candidate(config, k, "fp32", float(f), float(c), 0.0)
+                  for k, (f, c) in enumerate(zip(rng.uniform(0.5, 0.9, 60), rng.uniform(0.1, 5, 60)))]
+    front = pareto_front(candidates)
+    dominated = {id(c) for c in candidates for d in candidates
+                 if d.f1 >= c.f1 and d.percent_per_day <= c.percent_per_day and (d.f1, d.percent_per_day) != (c.f1, c.percent_per_day)}
+    assert {id(c) for c in front} == {id(c) for c in candidates} - dominated
+    best = best_under(candidates, 2.0)
+    assert best.f1 == max(c.f1 for c in candidates if c.percent_per_day <= 2.0)
+    with pytest.raises(ValueError, match="no configuration meets --budget 0.01%/day"):
+        best_under(candidates, 0.01)
+
+
+@pytest.fixture(scope="module")
+def labelled_logs(tmp_path_factory):
+    from stairsense.stream import write_log
+
+    folder = tmp_path_factory.mktemp("labelled")
+    return [str(write_log(simulate(minutes=2, rate_hz=50, seed=40 + s), folder / f"person{s}.csv.gz"))
+            for s in range(3)]
+
+
+def test_optimise_cli_writes_front_and_a_config_train_accepts(labelled_logs, tmp_path, capsys):
+    cache, best, plot = tmp_path / "cache", tmp_path / "best.json", tmp_path / "front.png"
+    argv = ["energy", "optimise", "--budget", "50%/day", "--data", *labelled_logs, "--rates", "30",
+            "--orientations", "mizell", "rotvec", "--segmentations", "pattern", "--smoothings", "none",
+            "--k", "3", "10", "--precisions", "fp32", "int8", "--folds", "3", "--cache", str(cache),
+            "--out", str(best), "--plot", str(plot), "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["configurations"] == 8 and result["cache"]["computed"] == 2
+    assert plot.stat().st_size > 0
+    chosen = json.loads(best.read_text())
+    assert chosen["energy"]["percent_per_day"] <= 50 and chosen["train"]["k"] in (3, 10)
+    assert main(argv) == 0  # warm: every front end from the cache, same answer
+    again = json.loads(capsys.readouterr().out)
+    assert again["cache"]["cached"] == 2 and again["best"] == result["best"]
+    model = tmp_path / "m.model"
+    assert main(["train", *labelled_logs, "--config", str(best), "--out", str(model), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["params"]["select__k"] == chosen["train"]["k"]
+    from stairsense.models import load_model
+
+    assert load_model(model).config.to_dict() == chosen["pipeline"]
+    # A budget nothing meets: one line, exit 2.
+    assert main(argv[:3] + ["0.0001%/day"] + argv[4:]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no configuration meets --budget" in err and err.count("\n") == 0
+
+
+def test_fold_models_equal_pipelines_fitted_from_scratch():
+    """The optimiser fits the scaler and EasyMKL ranking once per fold and KOMD per k; that must be
+    the very model ``make_stairstep_pipeline(k)`` fits from scratch."""
+    from stairsense.export.energy._optimise import KOMD_GAMMA, KOMD_LAM, _fold_models
+
+    data = window_dataset([simulate(minutes=2, rate_hz=30, seed=60 + s) for s in range(2)], THESIS)
+    for k, model in _fold_models(THESIS, data.X, data.y, data.feature_names, [3, 10, 79]):
+        reference = StairstepModel.train(make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA), data.X, data.y,
+                                         config=THESIS, feature_names=data.feature_names)
+        np.testing.assert_array_equal(model.decision_function(data.X), reference.decision_function(data.X))
