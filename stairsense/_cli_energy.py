@@ -198,7 +198,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--plot", metavar="PNG", help="stacked bars per stage, configurations side by side")
     p.add_argument("--json", action="store_true", help="print the reports as JSON")
     p.set_defaults(func=cmd_estimate)
-    actions = p.add_subparsers(dest="energy_action", metavar="ACTION")
+    actions = p.add_subparsers(dest="energy_action", metavar="[profiles | optimise]", required=False)
 
     q = actions.add_parser("profiles", help="list the shipped device profiles",
                            description="List the device profiles shipped with stairsense (battery, CPU and sensor "
