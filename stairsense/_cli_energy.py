@@ -86,6 +86,8 @@ def cmd_estimate(args) -> int:
     from stairsense.stream import read_log
 
     profile = load_profile(args.profile)
+    if args.speed_ratio is not None:
+        profile = profile.with_value("cpu.speed_ratio", args.speed_ratio, "command line --speed-ratio")
     proto, config = _model_and_config(args)
     if args.log:
         logs = [read_log(p) for p in args.log]
@@ -119,8 +121,9 @@ def cmd_estimate(args) -> int:
     if args.plot:
         plot_breakdown(reports, args.plot)
     if args.json:
-        print(json.dumps({"profile": profile.name, "reports": {k: r.to_dict() for k, r in reports.items()},
-                          "plot": args.plot}, indent=2, default=str))
+        print(json.dumps({"profile": profile.name, "profile_values": profile.values, "profile_sources": profile.sources,
+                          "reports": {k: r.to_dict() for k, r in reports.items()}, "plot": args.plot},
+                         indent=2, default=str))
         return 0
     day_text = ", ".join(f"{s / 3600:.2f} h {a}" for a, s in main.day_s.items())
     cfg = main.config
@@ -194,6 +197,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--compare", action="store_true",
                    help="also price the thesis's comparisons: sliding windows, no smoothing, Mizell, Linear (same "
                         "model cost per window)")
+    p.add_argument("--speed-ratio", type=float, metavar="R",
+                   help="phone time / this machine's time for the same code (default: the profile's cpu.speed_ratio, "
+                        "an estimate; pass a measured one, e.g. android_stub's Java ns/sample on the phone over ours)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulated day sample (default 0)")
     p.add_argument("--plot", metavar="PNG", help="stacked bars per stage, configurations side by side")
     p.add_argument("--json", action="store_true", help="print the reports as JSON")

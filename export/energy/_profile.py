@@ -10,7 +10,7 @@ and what to do").
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,14 @@ class DeviceProfile:
 
     def __getitem__(self, key: str):
         return self.values[key]
+
+    def with_value(self, key: str, value, source: str) -> "DeviceProfile":
+        """A copy with ``key`` (``"section.key"``) replaced, e.g. a measured ``cpu.speed_ratio``."""
+        if key not in self.values:
+            raise ValueError(f"{self.path}: no value {key!r} to replace; known: {sorted(self.values)}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not value > 0:
+            raise ValueError(f"{key} must be > 0, got {value!r}")
+        return replace(self, values={**self.values, key: value}, sources={**self.sources, key: source})
 
     def hardware_for(self, streams) -> set[str]:
         """Hardware sensors that must run to deliver ``streams`` (hardware or virtual names)."""
