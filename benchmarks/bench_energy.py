@@ -117,6 +117,25 @@ def findings(lines):
     lines.append("")
 
 
+def paller(lines):
+    """Finding 4: continuous accelerometer sampling with a wake lock on a Nexus One."""
+    from stairsense.export.energy import ActivityCounts, StageCosts, Workload
+
+    profile = load_profile("nexus-one-2010")
+    reference = profile.reference_measurements[0]
+    rows = []
+    for rate in (5.0, 16.7, 50.0, 100.0):
+        config = PipelineConfig(rate_hz=rate, orientation="mizell").to_dict()
+        workload = Workload(config, {"idle": ActivityCounts(3600.0, int(3600 * rate))}, StageCosts(0.0, 0.0, 0.0), None)
+        rows.append((f"{rate:g}", f"{estimate(profile, workload, {'idle': 3600.0}).percent_per_day:.2f}"))
+    lines += ["### Finding 4: accelerometer sampling with a partial wake lock, Nexus One", "",
+              f"Published: {reference['low']:g}–{reference['high']:g} % battery per hour ({reference['source']}).", "",
+              *markdown_table(["rate Hz", "model % battery per hour"], rows, "rr"), "",
+              "Inside the published range (±20 % band in the test), but the model's rate dependence is flat: the wake "
+              "lock (43 mA) dominates and per-event delivery adds little, so the published spread over sampling speeds "
+              "is not reproduced.", ""]
+
+
 def pricing_speed(lines, cache: Path):
     records = [json.loads(p.read_text()) for p in sorted(cache.glob("front-end-*.json"))]
     if not records:
@@ -172,6 +191,7 @@ def main(argv=None):
              "Simulated day sample (standing, walking, stairs; 10 min at 30 Hz, seed 7), KOMD trained on three simulated "
              "people, exported fp32; every stage priced on the profile (sources in `export/energy/profiles/*.json`).", ""]
     findings(lines)
+    paller(lines)
     pricing_speed(lines, args.cache)
     optimiser_speed(lines, args.cache, args.cold_log)
     (RESULTS / "energy.md").write_text("\n".join(lines) + "\n")

@@ -314,3 +314,28 @@ def test_fold_models_equal_pipelines_fitted_from_scratch():
         reference = StairstepModel.train(make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA), data.X, data.y,
                                          config=THESIS, feature_names=data.feature_names)
         np.testing.assert_array_equal(model.decision_function(data.X), reference.decision_function(data.X))
+
+
+def test_cli_estimate_from_an_exported_model_and_log(komd_graph, tmp_path, capsys):
+    """The issue's command: ``stairsense energy --model stairs.onnx --log walk.csv.gz --profile
+    nexus-2012 --plot e.png`` prints the breakdown (here as JSON) and writes the plot."""
+    from stairsense.export import export_model
+    from stairsense.stream import write_log
+
+    logs = [simulate(minutes=3, rate_hz=30, seed=100 + s) for s in range(2)]
+    data = window_dataset(logs, THESIS)
+    model = StairstepModel.train(make_stairstep_pipeline(k=10), data.X, data.y, config=THESIS,
+                                 feature_names=data.feature_names)
+    onnx_path = export_model(model, tmp_path / "stairs.onnx", validation=logs[0]).path
+    log_path = write_log(simulate(minutes=2, rate_hz=30, seed=8), tmp_path / "walk.csv.gz")
+    plot = tmp_path / "e.png"
+    assert main(["energy", "--model", str(onnx_path), "--log", str(log_path), "--profile", "nexus-2012",
+                 "--plot", str(plot), "--compare", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    reports = out["reports"]
+    assert set(reports) == {"configuration", "sliding 500 ms/50 %", "no smoothing", "Mizell (acc only)",
+                            "Linear (linacc + rotvec)"}
+    main_report = reports["configuration"]
+    assert main_report["config"]["orientation"] == "rotvec" and set(main_report["stage_mah"]) == set(STAGES)
+    assert main_report["stage_mah"]["inference"] > 0 and plot.stat().st_size > 0
+    assert sum(main_report["day_s"].values()) == pytest.approx(86400)  # the log's own mix over 24 h

@@ -44,6 +44,11 @@ def parse_day(text: str) -> dict[str, float]:
     ValueError
         One line naming the part that is not ``<number><unit> <activity>`` with unit h/m/s and
         activity idle/walking/stairs, or a total above 24 h.
+
+    Examples
+    --------
+    >>> parse_day("16h idle, 6h walking, 10m stairs")
+    {'idle': 57600.0, 'walking': 21600.0, 'stairs': 600.0}
     """
     day: dict[str, float] = {}
     for part in filter(None, (p.strip() for p in str(text).split(","))):

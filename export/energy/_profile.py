@@ -206,6 +206,14 @@ def load_profile(name_or_path) -> DeviceProfile:
     ValueError
         One line naming the file and the offending key (unknown key, missing field, negative
         current, a number without a source), or the unknown profile name and the known ones.
+
+    Examples
+    --------
+    >>> nexus = load_profile("nexus-2012")
+    >>> nexus["battery.capacity_mah"], nexus.sensors["gyroscope"].at(30)
+    (1750, 6.1)
+    >>> sorted(nexus.hardware_for(["accelerometer", "rotation_vector"]))
+    ['accelerometer', 'gyroscope', 'magnetometer']
     """
     text = str(name_or_path)
     if text in profile_names():
