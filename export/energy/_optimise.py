@@ -63,10 +63,6 @@ class SearchSpace:
         return [PipelineConfig(rate_hz=r, orientation=o, segmentation=s, smoothing=m)
                 for r, o, s, m in product(self.rates, self.orientations, self.segmentations, self.smoothings)]
 
-    def size(self) -> int:
-        return (len(self.rates) * len(self.orientations) * len(self.segmentations) * len(self.smoothings)
-                * len(self.feature_counts) * len(self.precisions))
-
 
 @dataclass
 class Candidate:
