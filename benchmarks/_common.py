@@ -1,4 +1,4 @@
-"""What every benchmark script repeats: median timings, one-thread children, provenance, Markdown tables.
+"""What benchmark scripts share: median timings, one-thread children, provenance, Markdown tables, data caches.
 
 The machine the figures come from is shared, so every timing is a median over repeats and every
 results page says how loaded the machine was. Scripts import this as ``from _common import ...``:
@@ -23,6 +23,9 @@ __all__ = [
     "median_wall_cpu",
     "one_thread_env",
     "python_stdout",
+    "UCI_CACHE",
+    "fused_uci_logs",
+    "cached_windows",
 ]
 
 # The thread-pool sizes of BLAS, OpenMP, numexpr and numba: pinned to 1 for "on one core" targets.
@@ -96,3 +99,47 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: 
     rules = ["---:" if align[i:i + 1] == "r" else "---" for i in range(len(header))]
     return ["| " + " | ".join(header) + " |", "|" + "|".join(rules) + "|",
             *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
+
+
+#: Fused UCI HAPT logs and window tables per configuration, shared by bench_table_12_2 and bench_export.
+UCI_CACHE = Path(__file__).resolve().parent / "out" / "table_12_2"
+
+
+def fused_uci_logs(data: Path):
+    """UCI HAPT logs with virtual rotation vector and linear acceleration, cached (slow to fuse)."""
+    import pickle
+
+    from tqdm.auto import tqdm
+
+    from stairsense.stream import load_uci_hapt, with_virtual_sensors
+
+    cache = UCI_CACHE / "uci_fused.pkl"
+    if cache.exists():
+        with open(cache, "rb") as f:
+            return pickle.load(f)
+    UCI_CACHE.mkdir(parents=True, exist_ok=True)
+    logs = [with_virtual_sensors(log) for log in tqdm(load_uci_hapt(data), desc="fusing", unit="log")]
+    with open(cache.with_suffix(".tmp"), "wb") as f:
+        pickle.dump(logs, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(cache.with_suffix(".tmp"), cache)
+    return logs
+
+
+def cached_windows(logs, config):
+    """(X, y, groups) of ``window_dataset(logs, config)``, cached by the configuration's JSON."""
+    import hashlib
+
+    import numpy as np
+
+    from stairsense import window_dataset
+
+    key = hashlib.sha256(config.to_json().encode()).hexdigest()[:16]
+    cache = UCI_CACHE / f"windows_{key}.npz"
+    if not cache.exists():
+        UCI_CACHE.mkdir(parents=True, exist_ok=True)
+        ds = window_dataset(logs, config)
+        np.savez(cache.with_suffix(".tmp.npz"), X=ds.X, y=ds.y, groups=ds.groups.astype(np.int64),
+                 config=config.to_json())
+        os.replace(cache.with_suffix(".tmp.npz"), cache)
+    data = np.load(cache)
+    return data["X"], data["y"], data["groups"]

@@ -19,7 +19,7 @@ from sklearn.datasets import make_classification
 from threadpoolctl import threadpool_limits
 
 from _common import markdown_table, median_time
-from stairsense.models._easymkl import EasyMKL, EasyMKLSelector, RankOneKernel
+from stairsense.models.mkl._easymkl import EasyMKL, EasyMKLSelector, RankOneKernel
 
 RESULTS = Path(__file__).resolve().parent / "results" / "easymkl.md"
 N_FEATURES = 79

@@ -39,8 +39,7 @@ from stairsense.export.energy import (  # noqa: E402
     measure_workload,
     parse_day,
 )
-from stairsense.export.energy._optimise import price  # noqa: E402
-from stairsense.export.energy._plot import plot_breakdown  # noqa: E402
+from stairsense._energy_optimise import price  # noqa: E402
 from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E402
 from stairsense.stream import Activity, simulate  # noqa: E402
 

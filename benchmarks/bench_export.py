@@ -40,19 +40,17 @@ import numpy as np  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 from sklearn.metrics import f1_score  # noqa: E402
 
+from _common import cached_windows, fused_uci_logs  # noqa: E402
 from stairsense import PipelineConfig  # noqa: E402
-from stairsense.export._export import export_model  # noqa: E402
+from stairsense.export import OnnxStairModel, export_model, session_options  # noqa: E402
 from stairsense.export._graph import GraphBuilder  # noqa: E402
-from stairsense.export._runtime import OnnxStairModel, session_options  # noqa: E402
-from stairsense.features._window_features import window_features  # noqa: E402
-from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline  # noqa: E402
+from stairsense.features import window_features  # noqa: E402
+from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E402
 from stairsense.pipeline import _window_labels, feature_names_for  # noqa: E402
-from stairsense.stream._frontend import run_front_end  # noqa: E402
-from stairsense.stream._resample import resample  # noqa: E402
+from stairsense.stream import resample, run_front_end  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-from bench_table_12_2 import fused_logs, windows  # noqa: E402  (cached UCI fusion and windows)
 
 RESULTS = ROOT / "results"
 DATA = Path("/work/shared/data/uci-hapt/RawData")
@@ -94,36 +92,26 @@ def per_call_median(fn, items, repeats):
     return float(np.median(times))
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-train", type=int, default=2000)
-    parser.add_argument("--timed", type=int, default=300, help="windows per timing pass")
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args(argv)
-    config = PipelineConfig(rate_hz=30)
-    logs = fused_logs(DATA)
-    X, y, groups = windows(logs, config)
+def train_on_other_subjects(X, y, groups, config, max_train):
+    """The stair-step model on a stratified subsample of two thirds of the subjects; held-out subjects."""
     subjects = np.unique(groups)
     test_subjects = set(subjects[::3].tolist())
     train = np.flatnonzero(~np.isin(groups, list(test_subjects)))
-    train = train[stratified_subsample(y[train], args.max_train)]
+    train = train[stratified_subsample(y[train], max_train)]
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # EasyMKL's max_iter note; the ranking is still used
         model = StairstepModel.train(make_stairstep_pipeline(k=49, random_state=0), X[train], y[train],
                                      config=config, feature_names=feature_names_for(config), groups=groups[train])
-    fit_s = time.perf_counter() - t0
-    samples, offsets, y_test = held_out_windows(logs, config, test_subjects)
-    X_test = window_features(samples.astype(np.float64), offsets)
-    python_pred = model.predict(X_test)
-    f1_python = f1_score(y_test, python_pred)
-    n_sv = model.pipeline[-1].dual_coef_.size
+    return model, train, time.perf_counter() - t0, subjects, test_subjects
 
+
+def measure_exports(model, config, samples, offsets, y_test, one_window, repeats, f1_python):
+    """Export each precision / support-set variant; its size, F1, parity and median time per window."""
+    n_sv = model.pipeline[-1].dual_coef_.size
     variants = [("fp32", None), ("fp16", None), ("int8", None)]
     variants += [("int8", max(2, n_sv // d)) for d in (2, 4, 8)]
     rows, points = [], []
-    timed = np.linspace(0, offsets.size - 2, min(args.timed, offsets.size - 1)).astype(int)
-    one_window = [samples[offsets[w]:offsets[w + 1]] for w in timed]
     with tempfile.TemporaryDirectory() as folder:
         for precision, max_sv in variants:
             path = Path(folder) / f"stairs_{precision}_{max_sv}.onnx"
@@ -133,23 +121,26 @@ def main(argv=None):
             onnx_model = OnnxStairModel(path, config=config)
             f1 = f1_score(y_test, onnx_model.predict_windows(samples, offsets))
             session = onnx_model._session
-            seconds = per_call_median(lambda w: session.run(["score"], {"samples": w}), one_window, args.repeats)
+            seconds = per_call_median(lambda w: session.run(["score"], {"samples": w}), one_window, repeats)
             label = precision + (f", {report.n_support_vectors} SV" if reduced else "")
             rows.append((label, report.size_bytes / 1024, report.n_support_vectors, f1, f1 - f1_python,
                          report.parity["decision_agreement"], seconds))
             points.append((report.size_bytes / 1024, f1, label))
-    # The Python → ONNX Runtime call itself (a one-node graph): part of every figure above, absent
-    # on a phone, where the Java/C API calls the session directly.
+    return rows, points
+
+
+def binding_floor(one_window, repeats):
+    """The Python → ONNX Runtime call itself (a one-node graph): part of every figure above, absent
+    on a phone, where the Java/C API calls the session directly."""
     g = GraphBuilder()
     g.rename(g.op("Abs", g.input("samples", np.float32, ["n", 3])), "score")
     floor_session = ort.InferenceSession(g.model({"score": (np.float32, ["n", 3])}).SerializeToString(),
                                          session_options(1), providers=["CPUExecutionProvider"])
-    binding = per_call_median(lambda w: floor_session.run(["score"], {"samples": w}), one_window, args.repeats)
-    python_row = per_call_median(lambda w: model.pipeline.predict(X_test[w:w + 1]), timed, args.repeats)
-    python_window = per_call_median(
-        lambda w: model.pipeline.predict(window_features(samples[offsets[w]:offsets[w + 1]], [0, offsets[w + 1] - offsets[w]])),
-        timed, args.repeats)
+    return per_call_median(lambda w: floor_session.run(["score"], {"samples": w}), one_window, repeats)
 
+
+def report_lines(args, split, fit_s, f1_python, n_sv, rows, python_row, python_window, binding):
+    train, subjects, test_subjects, offsets, y_test = split
     lines = [
         "# ONNX export: size, speed and F1 against the Python model",
         "",
@@ -184,8 +175,10 @@ def main(argv=None):
         "",
         "![size versus F1](export.png)",
     ]
-    (RESULTS / "export.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    return lines
+
+
+def plot_size_vs_f1(points, f1_python, path):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -203,7 +196,38 @@ def main(argv=None):
     ax.set_title("UCI HAPT, leave-subjects-out: size versus F1")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / "export.png", dpi=110)
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-train", type=int, default=2000)
+    parser.add_argument("--timed", type=int, default=300, help="windows per timing pass")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    config = PipelineConfig(rate_hz=30)
+    logs = fused_uci_logs(DATA)
+    X, y, groups = cached_windows(logs, config)
+    model, train, fit_s, subjects, test_subjects = train_on_other_subjects(X, y, groups, config, args.max_train)
+    samples, offsets, y_test = held_out_windows(logs, config, test_subjects)
+    X_test = window_features(samples.astype(np.float64), offsets)
+    f1_python = f1_score(y_test, model.predict(X_test))
+    n_sv = model.pipeline[-1].dual_coef_.size
+
+    timed = np.linspace(0, offsets.size - 2, min(args.timed, offsets.size - 1)).astype(int)
+    one_window = [samples[offsets[w]:offsets[w + 1]] for w in timed]
+    rows, points = measure_exports(model, config, samples, offsets, y_test, one_window, args.repeats, f1_python)
+    binding = binding_floor(one_window, args.repeats)
+    python_row = per_call_median(lambda w: model.pipeline.predict(X_test[w:w + 1]), timed, args.repeats)
+    python_window = per_call_median(
+        lambda w: model.pipeline.predict(window_features(samples[offsets[w]:offsets[w + 1]], [0, offsets[w + 1] - offsets[w]])),
+        timed, args.repeats)
+
+    lines = report_lines(args, (train, subjects, test_subjects, offsets, y_test), fit_s, f1_python, n_sv, rows,
+                         python_row, python_window, binding)
+    (RESULTS / "export.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    plot_size_vs_f1(points, f1_python, RESULTS / "export.png")
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from _common import median_wall_cpu
-from stairsense.features._streaming import WindowFeatureAccumulator
-from stairsense.features._window_features import FEATURE_NAMES, window_features
+from stairsense.features import WindowFeatureAccumulator
+from stairsense.features import FEATURE_NAMES, window_features
 
 RESULTS = Path(__file__).resolve().parent / "results" / "features.md"
 TSFRESH_STATS = {"mean": None, "standard_deviation": None, "variance": None, "minimum": None, "maximum": None}

@@ -81,7 +81,7 @@ def write_simulated(paths: dict[str, Path], hours: float, seed: int) -> None:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from stairsense.stream._simulate import simulate_chunks
+    from stairsense.stream import simulate_chunks
 
     print(f"simulating {hours:g} h at {RATE_HZ:g} Hz into {CACHE} (once) ...", flush=True)
     started = time.perf_counter()
@@ -140,10 +140,10 @@ def peak_rss_mb() -> float:
 def child(kind: str, path: str | None, orientation: str | None, chunk_rows: int) -> dict:
     import numpy as np  # noqa: F401  (part of the import floor every run pays)
 
-    from stairsense.config import PipelineConfig
+    from stairsense import PipelineConfig
     from stairsense.pipeline import replay
-    from stairsense.stream._csvio import iter_log_chunks
-    from stairsense.stream._frontend import FrontEnd
+    from stairsense.stream import iter_log_chunks
+    from stairsense.stream import FrontEnd
 
     _pin_one_thread()
     samples = 0
@@ -187,10 +187,10 @@ def median_runs(repeats: int, *args) -> dict:
 def bench_push(n_samples: int, repeats: int, seed: int) -> list[dict]:
     import numpy as np
 
-    from stairsense.config import PipelineConfig
-    from stairsense.stream._frontend import FrontEnd
-    from stairsense.stream._segment import WindowTable
-    from stairsense.stream._simulate import simulate
+    from stairsense import PipelineConfig
+    from stairsense.stream import FrontEnd
+    from stairsense.stream import WindowTable
+    from stairsense.stream import simulate
 
     # The simulator drops a few samples (sensor model), so simulate a little more than needed.
     log = simulate(minutes=1.05 * n_samples / RATE_HZ / 60, rate_hz=RATE_HZ, seed=seed).slice(0, n_samples)

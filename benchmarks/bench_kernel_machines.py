@@ -27,8 +27,8 @@ from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
 from _common import markdown_table
-from stairsense.models._kernel_access import LinearKernel
-from stairsense.models._kernel_machines import solve_kernel_machine
+from stairsense.models import LinearKernel
+from stairsense.models import solve_kernel_machine
 
 N_SAMPLES, N_FEATURES, NNZ_PER_ROW = 100_000, 20_000, 20
 C = 1.0

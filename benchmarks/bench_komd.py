@@ -19,7 +19,7 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from _common import markdown_table, median_time
-from stairsense.models._komd import KOMDClassifier, rbf_kernel_inplace, resolve_rbf_gamma
+from stairsense.models.mkl import KOMDClassifier, rbf_kernel_inplace, resolve_rbf_gamma
 
 RESULTS = Path(__file__).resolve().parent / "results" / "komd.md"
 

@@ -25,8 +25,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from _common import markdown_table, median_wall_cpu, python_stdout
-from stairsense.stream._csvio import read_log, write_log
-from stairsense.stream._log import SensorLog
+from stairsense.stream import read_log, write_log
+from stairsense.stream import SensorLog
 
 RESULTS = Path(__file__).resolve().parent / "results" / "read.md"
 
@@ -37,7 +37,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "read.md"
 CHILD = """
 import sys, tracemalloc
 import pyarrow as pa
-from stairsense.stream._csvio import iter_log_chunks, read_log
+from stairsense.stream import iter_log_chunks, read_log
 def hwm_mb():
     line = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
     return int(line.split()[1]) / 1024

@@ -43,7 +43,7 @@ from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
 from _common import markdown_table, median_time
-from stairsense.models._rls2 import RLS2Classifier, rls2_path
+from stairsense.models import RLS2Classifier, rls2_path
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci-hapt"
 
@@ -108,10 +108,10 @@ def selection_comparison(users, ks):
     """Part 3: RLS2 vs EasyMKL rankings of the 79 window features on UCI HAPT, and KOMD F1."""
     from stairsense import PipelineConfig
     from stairsense.features import make_feature_scaler
-    from stairsense.models._easymkl import EasyMKLSelector
-    from stairsense.models._komd import KOMDClassifier
+    from stairsense.models import EasyMKLSelector
+    from stairsense.models import KOMDClassifier
     from stairsense.pipeline import window_dataset
-    from stairsense.stream._datasets import load_uci_hapt, uci_hapt_experiments
+    from stairsense.stream import load_uci_hapt, uci_hapt_experiments
 
     subjects = sorted({user for _, user in uci_hapt_experiments(DATA)})[:users]
     data = window_dataset(load_uci_hapt(DATA, user=subjects), PipelineConfig())

@@ -22,14 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from _common import markdown_table, median_time, python_stdout
-from stairsense.stream._simulate import simulate_chunks
+from stairsense.stream import simulate_chunks
 
 RESULTS = Path(__file__).resolve().parent / "results" / "simulate.md"
 RATE_HZ = 50.0
 
 CHILD = """
 import sys, tracemalloc
-from stairsense.stream._simulate import simulate, simulate_chunks
+from stairsense.stream import simulate, simulate_chunks
 hours, mode = float(sys.argv[1]), sys.argv[2]
 tracemalloc.start()
 if mode == "chunks":

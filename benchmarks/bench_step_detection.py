@@ -37,18 +37,16 @@ import itertools
 import os
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from _common import git_commit, load_average
 from _plain_counter import PlainCounter, plain_grid
-from stairsense.config import PipelineConfig
+from stairsense import PipelineConfig
 from stairsense.pipeline import front_end, match_steps
-from stairsense.stream._datasets import load_oxford, oxford_recordings
-from stairsense.stream._resample import resample
-from stairsense.stream._segment import segment_steps
-from stairsense.stream._standardize import standardize
+from stairsense.stream import load_oxford, oxford_recordings, resample, segment_steps, standardize
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -207,6 +205,159 @@ def plot(names, ours_err, plain_err, positions) -> None:
     plt.close(fig)
 
 
+@dataclass
+class Findings:
+    """Everything the report prints: per-recording facts, both detectors' grids and their choices."""
+
+    names: np.ndarray
+    positions: np.ndarray
+    truth: np.ndarray
+    disagree: list
+    ours_counts: dict
+    plain_counts: dict
+    ours_best: PipelineConfig
+    plain_best: tuple
+    ours_err: np.ndarray
+    plain_err: np.ndarray
+    ours_louo: np.ndarray
+    plain_louo: np.ndarray
+    ours_folds: list
+    plain_folds: list
+    matched: np.ndarray
+    kept: np.ndarray
+
+
+def evaluate_detectors(logs, truth, disagree) -> Findings:
+    """Tune both detectors on every recording, score them in-sample and leave-one-user-out."""
+    users = np.array([log.meta["subject"] for log in logs])
+    everyone = np.ones(len(logs), dtype=bool)
+    ours_counts = pattern_grid(logs)
+    plain_counts = plain_grid(logs, CUTOFFS_HZ, DISTANCES_S, PROMINENCES)
+    ours_best = best_key(ours_counts, truth, everyone)
+    plain_best = best_key(plain_counts, truth, everyone)
+    ours_louo, ours_folds = leave_one_user_out(ours_counts, truth, users)
+    plain_louo, plain_folds = leave_one_user_out(plain_counts, truth, users)
+    # The counter class must count what the grid counted for its chosen parameters.
+    check = PlainCounter(*plain_best).step_indices(logs[0].t_ns, logs[0].acc).size
+    assert check == plain_counts[plain_best][0], (check, plain_counts[plain_best][0])
+    return Findings(
+        names=np.array([log.meta["recording"] for log in logs]),
+        positions=np.array([POSITION_NAMES.get(log.meta["placement"], log.meta["placement"]) for log in logs]),
+        truth=truth, disagree=disagree, ours_counts=ours_counts, plain_counts=plain_counts,
+        ours_best=ours_best, plain_best=plain_best,
+        ours_err=count_errors(ours_counts[ours_best], truth), plain_err=count_errors(plain_counts[plain_best], truth),
+        ours_louo=ours_louo, plain_louo=plain_louo, ours_folds=ours_folds, plain_folds=plain_folds,
+        matched=matching(logs, ours_best, ours_counts[ours_best]), kept=ours_counts[ours_best],
+    )
+
+
+def summary_section(f: Findings, run_s: float, load_before) -> list[str]:
+    truth = f.truth
+    out = [
+        "# Step detection on the Oxford step-counter recordings",
+        "",
+        f"`benchmarks/bench_step_detection.py` (commit {git_commit(REPO)}); {len(truth)} recordings "
+        f"(3 users, 3 phones, {len(set(f.positions))} positions), {truth.sum():,} foot-switch steps. "
+        + ("Foot-switch totals equal stats.csv for every recording." if not f.disagree
+           else f"Foot-switch totals differ from stats.csv for {f.disagree}."),
+        f"Grid: ours {len(f.ours_counts)} configurations (orientation=vertical, pattern segmentation, "
+        f"min/max step 0.3/2.0 s), plain counter {len(f.plain_counts)}. Error = |count − truth| / truth per "
+        f"recording; the criterion is the smallest mean among configurations whose median meets the 2 % target "
+        f"(the smallest median if none does). "
+        f"Run time {run_s:.0f} s, load average before {load_before}.",
+        "",
+        "## Summary",
+        "",
+        "| detector | configuration | median | mean | p90 | max | recordings ≤ 2 % |",
+        "|---|---|---:|---:|---:|---:|---:|",
+        f"| **pattern windows, in-sample best** | {describe(f.ours_best)} | {stats_row(f.ours_err)} |",
+        f"| pattern windows, leave-one-user-out | chosen on 2 users, scored on the 3rd | {stats_row(f.ours_louo)} |",
+        f"| plain counter, in-sample best | {describe_plain(f.plain_best)} | {stats_row(f.plain_err)} |",
+        f"| plain counter, leave-one-user-out | chosen on 2 users, scored on the 3rd | {stats_row(f.plain_louo)} |",
+    ]
+    for name, counts, fmt in (("pattern windows", f.ours_counts, describe),
+                              ("plain counter", f.plain_counts, describe_plain)):
+        key = smallest_median_key(counts, truth)
+        out.append(f"| {name}, smallest median (in-sample) | {fmt(key)} | {stats_row(count_errors(counts[key], truth))} |")
+    for label, params in REFERENCES.items():
+        config = vertical_config(**params)
+        out.append(f"| pattern windows, reference | {label} | {stats_row(count_errors(f.ours_counts[config], truth))} |")
+    precision, recall = f.matched / np.maximum(f.kept, 1), f.matched / truth
+    out += [
+        "",
+        f"Window-to-step matching of the in-sample best (`match_steps`: a kept window is a hit when it "
+        f"holds a true step): pooled precision {f.matched.sum() / f.kept.sum():.1%}, recall "
+        f"{f.matched.sum() / truth.sum():.1%}; per recording median precision {np.median(precision):.1%}, "
+        f"median recall {np.median(recall):.1%}. Kept {f.kept.sum():,} windows for {truth.sum():,} steps.",
+    ]
+    return out
+
+
+def folds_section(f: Findings) -> list[str]:
+    out = [
+        "",
+        "## Leave-one-user-out folds",
+        "",
+        "| held-out user | recordings | ours: chosen on the others | ours held-out median / mean | "
+        "plain: chosen on the others | plain held-out median / mean |",
+        "|---|---:|---|---:|---|---:|",
+    ]
+    for (user, n, key, err), (_, _, pkey, perr) in zip(f.ours_folds, f.plain_folds):
+        out.append(f"| {user} | {n} | {describe(key)} | {np.median(err):.2%} / {np.mean(err):.2%} | "
+                   f"{describe_plain(pkey)} | {np.median(perr):.2%} / {np.mean(perr):.2%} |")
+    return out
+
+
+def positions_section(f: Findings) -> list[str]:
+    out = [
+        "",
+        "## Per carrying position (in-sample best of each detector)",
+        "",
+        "| position | recordings | ours median | ours mean | plain median | plain mean |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for pos in sorted(set(f.positions)):
+        m = f.positions == pos
+        out.append(f"| {pos} | {m.sum()} | {np.median(f.ours_err[m]):.2%} | {np.mean(f.ours_err[m]):.2%} | "
+                   f"{np.median(f.plain_err[m]):.2%} | {np.mean(f.plain_err[m]):.2%} |")
+    return out
+
+
+def variants_section(f: Findings) -> list[str]:
+    out = [
+        "",
+        "## Front-end variants (best thresholds for each smoothing × rate)",
+        "",
+        "| smoothing | rate | best thresholds | median | mean | p90 | max | recordings ≤ 2 % |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    everyone = np.ones(len(f.truth), dtype=bool)
+    for (smoothing, smooth_ms), rate in itertools.product(SMOOTHINGS, RATES):
+        subset = {k: v for k, v in f.ours_counts.items()
+                  if (k.smoothing, k.smooth_ms, k.rate_hz) == (smoothing, smooth_ms, rate)}
+        key = best_key(subset, f.truth, everyone)
+        label = f"time {smooth_ms:g} ms" if smoothing == "time" else smoothing
+        out.append(f"| {label} | {'native' if rate is None else f'{rate:g} Hz'} | τ_peak={key.peak_threshold:g}, "
+                   f"τ_valley={key.valley_threshold:g}, h={key.hysteresis:g} | "
+                   f"{stats_row(count_errors(subset[key], f.truth))} |")
+    return out
+
+
+def recordings_section(f: Findings) -> list[str]:
+    out = [
+        "",
+        "## Per recording (in-sample best of each detector)",
+        "",
+        "| recording | true steps | ours kept | ours error | precision | recall | plain count | plain error |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    precision, recall = f.matched / np.maximum(f.kept, 1), f.matched / f.truth
+    for i in np.argsort(f.names):
+        out.append(f"| {f.names[i]} | {f.truth[i]} | {f.kept[i]} | {f.ours_err[i]:.2%} | {precision[i]:.1%} | "
+                   f"{recall[i]:.1%} | {f.plain_counts[f.plain_best][i]} | {f.plain_err[i]:.2%} |")
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--root", type=Path, default=default_root(), help="the Oxford 'optimisation' folder")
@@ -215,110 +366,11 @@ def main(argv=None) -> None:
     load_before = load_average()
 
     logs, truth, disagree = load_recordings(args.root)
-    names = np.array([log.meta["recording"] for log in logs])
-    users = np.array([log.meta["subject"] for log in logs])
-    positions = np.array([POSITION_NAMES.get(log.meta["placement"], log.meta["placement"]) for log in logs])
-    everyone = np.ones(len(logs), dtype=bool)
     print(f"{len(logs)} recordings, {truth.sum()} true steps; tuning ...", flush=True)
-
-    ours_counts = pattern_grid(logs)
-    plain_counts = plain_grid(logs, CUTOFFS_HZ, DISTANCES_S, PROMINENCES)
-    ours_best = best_key(ours_counts, truth, everyone)
-    plain_best = best_key(plain_counts, truth, everyone)
-    ours_err = count_errors(ours_counts[ours_best], truth)
-    plain_err = count_errors(plain_counts[plain_best], truth)
-    ours_louo, ours_folds = leave_one_user_out(ours_counts, truth, users)
-    plain_louo, plain_folds = leave_one_user_out(plain_counts, truth, users)
-    matched = matching(logs, ours_best, ours_counts[ours_best])
-    kept = ours_counts[ours_best]
-    # The counter class must count what the grid counted for its chosen parameters.
-    check = PlainCounter(*plain_best).step_indices(logs[0].t_ns, logs[0].acc).size
-    assert check == plain_counts[plain_best][0], (check, plain_counts[plain_best][0])
-
-    commit = git_commit(REPO)
-    out = [
-        "# Step detection on the Oxford step-counter recordings",
-        "",
-        f"`benchmarks/bench_step_detection.py` (commit {commit}); {len(logs)} recordings "
-        f"(3 users, 3 phones, {len(set(positions))} positions), {truth.sum():,} foot-switch steps. "
-        + ("Foot-switch totals equal stats.csv for every recording." if not disagree
-           else f"Foot-switch totals differ from stats.csv for {disagree}."),
-        f"Grid: ours {len(ours_counts)} configurations (orientation=vertical, pattern segmentation, "
-        f"min/max step 0.3/2.0 s), plain counter {len(plain_counts)}. Error = |count − truth| / truth per "
-        f"recording; the criterion is the smallest mean among configurations whose median meets the 2 % target "
-        f"(the smallest median if none does). "
-        f"Run time {time.perf_counter() - started:.0f} s, load average before {load_before}.",
-        "",
-        "## Summary",
-        "",
-        "| detector | configuration | median | mean | p90 | max | recordings ≤ 2 % |",
-        "|---|---|---:|---:|---:|---:|---:|",
-        f"| **pattern windows, in-sample best** | {describe(ours_best)} | {stats_row(ours_err)} |",
-        f"| pattern windows, leave-one-user-out | chosen on 2 users, scored on the 3rd | {stats_row(ours_louo)} |",
-        f"| plain counter, in-sample best | {describe_plain(plain_best)} | {stats_row(plain_err)} |",
-        f"| plain counter, leave-one-user-out | chosen on 2 users, scored on the 3rd | {stats_row(plain_louo)} |",
-    ]
-    for name, counts, fmt in (("pattern windows", ours_counts, describe), ("plain counter", plain_counts, describe_plain)):
-        key = smallest_median_key(counts, truth)
-        out.append(f"| {name}, smallest median (in-sample) | {fmt(key)} | {stats_row(count_errors(counts[key], truth))} |")
-    for label, params in REFERENCES.items():
-        config = vertical_config(**params)
-        out.append(f"| pattern windows, reference | {label} | {stats_row(count_errors(ours_counts[config], truth))} |")
-    precision = matched / np.maximum(kept, 1)
-    recall = matched / truth
-    out += [
-        "",
-        f"Window-to-step matching of the in-sample best (`match_steps`: a kept window is a hit when it "
-        f"holds a true step): pooled precision {matched.sum() / kept.sum():.1%}, recall "
-        f"{matched.sum() / truth.sum():.1%}; per recording median precision {np.median(precision):.1%}, "
-        f"median recall {np.median(recall):.1%}. Kept {kept.sum():,} windows for {truth.sum():,} steps.",
-        "",
-        "## Leave-one-user-out folds",
-        "",
-        "| held-out user | recordings | ours: chosen on the others | ours held-out median / mean | "
-        "plain: chosen on the others | plain held-out median / mean |",
-        "|---|---:|---|---:|---|---:|",
-    ]
-    for (user, n, key, err), (_, _, pkey, perr) in zip(ours_folds, plain_folds):
-        out.append(f"| {user} | {n} | {describe(key)} | {np.median(err):.2%} / {np.mean(err):.2%} | "
-                   f"{describe_plain(pkey)} | {np.median(perr):.2%} / {np.mean(perr):.2%} |")
-    out += [
-        "",
-        "## Per carrying position (in-sample best of each detector)",
-        "",
-        "| position | recordings | ours median | ours mean | plain median | plain mean |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for pos in sorted(set(positions)):
-        m = positions == pos
-        out.append(f"| {pos} | {m.sum()} | {np.median(ours_err[m]):.2%} | {np.mean(ours_err[m]):.2%} | "
-                   f"{np.median(plain_err[m]):.2%} | {np.mean(plain_err[m]):.2%} |")
-    out += [
-        "",
-        "## Front-end variants (best thresholds for each smoothing × rate)",
-        "",
-        "| smoothing | rate | best thresholds | median | mean | p90 | max | recordings ≤ 2 % |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
-    ]
-    for (smoothing, smooth_ms), rate in itertools.product(SMOOTHINGS, RATES):
-        subset = {k: v for k, v in ours_counts.items()
-                  if (k.smoothing, k.smooth_ms, k.rate_hz) == (smoothing, smooth_ms, rate)}
-        key = best_key(subset, truth, everyone)
-        label = f"time {smooth_ms:g} ms" if smoothing == "time" else smoothing
-        out.append(f"| {label} | {'native' if rate is None else f'{rate:g} Hz'} | τ_peak={key.peak_threshold:g}, "
-                   f"τ_valley={key.valley_threshold:g}, h={key.hysteresis:g} | "
-                   f"{stats_row(count_errors(subset[key], truth))} |")
-    out += [
-        "",
-        "## Per recording (in-sample best of each detector)",
-        "",
-        "| recording | true steps | ours kept | ours error | precision | recall | plain count | plain error |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for i in np.argsort(names):
-        out.append(f"| {names[i]} | {truth[i]} | {kept[i]} | {ours_err[i]:.2%} | {precision[i]:.1%} | "
-                   f"{recall[i]:.1%} | {plain_counts[plain_best][i]} | {plain_err[i]:.2%} |")
-    plot(names, ours_err, plain_err, positions)
+    findings = evaluate_detectors(logs, truth, disagree)
+    out = (summary_section(findings, time.perf_counter() - started, load_before) + folds_section(findings)
+           + positions_section(findings) + variants_section(findings) + recordings_section(findings))
+    plot(findings.names, findings.ours_err, findings.plain_err, findings.positions)
     out += ["", f"![per-recording errors]({PLOT.name})"]
     text = "\n".join(out) + "\n"
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -30,9 +30,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import hashlib  # noqa: E402
 import json  # noqa: E402
-import pickle  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -42,16 +40,13 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.base import BaseEstimator, ClassifierMixin, clone  # noqa: E402
 
+from _common import UCI_CACHE, cached_windows, fused_uci_logs  # noqa: E402
 from stairsense import PipelineConfig  # noqa: E402
-from stairsense.features._scaling import make_feature_scaler  # noqa: E402
-from stairsense.models._easymkl import EasyMKLSelector  # noqa: E402
-from stairsense.models._evaluation import default_grid, evaluate_protocol, make_classifier  # noqa: E402
-from stairsense.pipeline import window_dataset  # noqa: E402
-from stairsense.stream._datasets import load_uci_hapt  # noqa: E402
-from stairsense.stream._fusion import with_virtual_sensors  # noqa: E402
+from stairsense.features import make_feature_scaler  # noqa: E402
+from stairsense.models import EasyMKLSelector, default_grid, evaluate_protocol, make_classifier  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
-OUT = ROOT / "out" / "table_12_2"
+OUT = UCI_CACHE
 RESULTS = ROOT / "results"
 DEFAULT_DATA = Path("/work/shared/data/uci-hapt/RawData")
 
@@ -100,35 +95,6 @@ class CappedTraining(ClassifierMixin, BaseEstimator):
         return self.estimator_.predict(X)
 
 
-def fused_logs(data: Path):
-    """UCI HAPT logs with virtual rotation vector and linear acceleration, cached (slow to fuse)."""
-    cache = OUT / "uci_fused.pkl"
-    if cache.exists():
-        with open(cache, "rb") as f:
-            return pickle.load(f)
-    OUT.mkdir(parents=True, exist_ok=True)
-    from tqdm.auto import tqdm
-
-    logs = [with_virtual_sensors(log) for log in tqdm(load_uci_hapt(data), desc="fusing", unit="log")]
-    with open(cache.with_suffix(".tmp"), "wb") as f:
-        pickle.dump(logs, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(cache.with_suffix(".tmp"), cache)
-    return logs
-
-
-def windows(logs, config: PipelineConfig):
-    """(X, y, groups) of a configuration, cached by the configuration's JSON."""
-    key = hashlib.sha256(config.to_json().encode()).hexdigest()[:16]
-    cache = OUT / f"windows_{key}.npz"
-    if not cache.exists():
-        ds = window_dataset(logs, config)
-        np.savez(cache.with_suffix(".tmp.npz"), X=ds.X, y=ds.y, groups=ds.groups.astype(np.int64),
-                 config=config.to_json())
-        os.replace(cache.with_suffix(".tmp.npz"), cache)
-    data = np.load(cache)
-    return data["X"], data["y"], data["groups"]
-
-
 def run_cell(name, X, y, groups, *, grid, args, protocol="loso", k=49, cap=False):
     est = make_classifier(name, k=k, random_state=0)
     if cap:
@@ -160,7 +126,7 @@ def table_rates(logs, args, rates, lines, record):
         lines += [f"\n### {rate} Hz\n",
                   "| Algo | " + " | ".join(f"{m} P | R | F1(P̄,R̄) | mean F1±std" for m in METHODS) + f" | {thesis_cols} |",
                   "|---|" + "---|---|---|---|" * len(METHODS) + "---|"]
-        data = {m: windows(logs, PipelineConfig(rate_hz=rate, **kw)) for m, kw in METHODS.items()}
+        data = {m: cached_windows(logs, PipelineConfig(rate_hz=rate, **kw)) for m, kw in METHODS.items()}
         for algo in ("DT", "KNN", "KOMD"):
             cells = []
             for method, (X, y, g) in data.items():
@@ -175,11 +141,11 @@ def table_rates(logs, args, rates, lines, record):
             lines.append(f"| {algo} | " + " | ".join(cells) + f" | {thesis} |")
 
 
-def table_windows(logs, args, lines, record):
+def table_cached_windows(logs, args, lines, record):
     lines += ["\n### Data-driven vs time-based windows (30 Hz, Smoothed+Our, KOMD)\n",
               "| Windows | windows (STAIR share) | P | R | F1(P̄,R̄) | mean F1±std |", "|---|---|---|---|---|---|"]
     for seg in ("pattern", "sliding"):
-        X, y, g = windows(logs, PipelineConfig(rate_hz=30, segmentation=seg, **METHODS["Smoothed+Our"]))
+        X, y, g = cached_windows(logs, PipelineConfig(rate_hz=30, segmentation=seg, **METHODS["Smoothed+Our"]))
         s = run_cell("komd", X, y, g, grid=FIXED_KOMD, args=args, cap=seg == "sliding")
         record[f"windows/{seg}"] = s
         label = "data-driven (pattern)" if seg == "pattern" else f"time-based 500 ms / 50 % (train ≤ {MAX_KOMD_TRAIN})"
@@ -193,7 +159,7 @@ def topk_curve(logs, args, lines, record):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    X, y, g = windows(logs, PipelineConfig(rate_hz=30, **METHODS["Smoothed+Our"]))
+    X, y, g = cached_windows(logs, PipelineConfig(rate_hz=30, **METHODS["Smoothed+Our"]))
     ks = list(range(1, 80, 3)) + [79] if args.full else [1, 2, 4, 8, 16, 32, 49, 79]
     # Fig. 12.10: the thesis ranks once on the whole data set; the curve below re-ranks inside
     # every training fold (the pipeline's selector), so no test window informs the ranking.
@@ -239,7 +205,7 @@ def main(argv=None):
     OUT.mkdir(parents=True, exist_ok=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    logs = fused_logs(args.data)
+    logs = fused_uci_logs(args.data)
     subjects = sorted({log.meta["subject"] for log in logs})
     folds = "one subject per outer fold" if args.full else "5 outer folds of subjects (GroupKFold)"
     lines = [
@@ -266,13 +232,13 @@ def main(argv=None):
         parser.error(f"--rates must include {HEADLINE[1]}: the target cell is {HEADLINE[0]} at {HEADLINE[1]} Hz")
     table_rates(logs, args, [int(r) if float(r).is_integer() else r for r in rates], lines, record)
     if args.full:
-        X, y, g = windows(logs, PipelineConfig(rate_hz=30, **METHODS["Smoothed+Our"]))
+        X, y, g = cached_windows(logs, PipelineConfig(rate_hz=30, **METHODS["Smoothed+Our"]))
         s = run_cell("komd", X, y, g, grid=default_grid("komd", args.grid), args=args, protocol="nested-cv")
         record["nested-cv/30Hz/Smoothed+Our/KOMD"] = s
         lines += ["\n### Thesis protocol for comparison (nested stratified 10-fold CV, windows not grouped)\n",
                   "| Cell | P | R | F1(P̄,R̄) | mean F1±std |", "|---|---|---|---|---|",
                   f"| 30 Hz Smoothed+Our KOMD | {fmt(s)} |"]
-    table_windows(logs, args, lines, record)
+    table_cached_windows(logs, args, lines, record)
     topk_curve(logs, args, lines, record)
     head = record[f"{HEADLINE[1]}Hz/{HEADLINE[0]}/KOMD"]
     verdict = "met" if head["f1_of_means"] >= 0.91 else "NOT met"

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stairsense.models._komd import rbf_kernel_inplace
+from stairsense.models.mkl import rbf_kernel_inplace
 
 from ._graph import GraphBuilder
 

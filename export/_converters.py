@@ -22,8 +22,7 @@ from skl2onnx.common._registration import get_converter
 from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType, Int64TensorType, StringTensorType
 from skl2onnx.common.utils import check_input_and_output_numbers, check_input_and_output_types
 
-from stairsense.models._easymkl import EasyMKLSelector
-from stairsense.models._komd import KOMDClassifier
+from stairsense.models import EasyMKLSelector, KOMDClassifier
 
 from ._compact import RBFHead, add_rbf_decision
 from ._graph import TARGET_OPSET, GraphBuilder

@@ -28,9 +28,9 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features._window_features import RATIO_CLIP, window_features
-from stairsense.models._komd import KOMDClassifier
-from stairsense.models._stairstep import StairstepModel, _package_version, load_model
+from stairsense.features import RATIO_CLIP, window_features
+from stairsense.models import KOMDClassifier, StairstepModel, load_model
+from stairsense.models.stairstep import package_version
 
 from ._compact import PRECISIONS, RBFHead, add_rbf_decision, reduce_support, save_ort_format
 from ._features_graph import FEATURE_FORMULAS, add_window_features, parse_feature_names
@@ -195,10 +195,7 @@ def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray]:
     front end with ``config``, kept windows only); or ``None``: a 4-minute simulated log (seed 0),
     which covers walking, stairs and standing.
     """
-    from stairsense.stream._frontend import run_front_end
-    from stairsense.stream._log import SensorLog
-    from stairsense.stream._resample import resample
-    from stairsense.stream._simulate import simulate
+    from stairsense.stream import SensorLog, resample, run_front_end, simulate
 
     if isinstance(validation, tuple) and len(validation) == 2:
         samples, offsets = validation
@@ -306,7 +303,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     >>> import tempfile, numpy as np
     >>> from stairsense import PipelineConfig
     >>> from stairsense.features._window_features import FEATURE_NAMES, window_features
-    >>> from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline
+    >>> from stairsense.models import StairstepModel, make_stairstep_pipeline
     >>> rng = np.random.default_rng(0)
     >>> windows = [rng.normal(size=(20, 3)) * (1 + (i % 2)) for i in range(80)]
     >>> offsets = np.arange(81) * 20
@@ -343,7 +340,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
         "feature_names": [n for n, keep in zip(model.feature_names, selected) if keep],
         "input_feature_names": model.feature_names,
         "training": model.summary,
-        "version": _package_version(),
+        "version": package_version(),
         "precision": precision,
         "compaction": {"precision": precision, "support_vectors": int(stored_head.dual_coef.size),
                        "trained_support_vectors": int(model.pipeline[-1].dual_coef_.size)},

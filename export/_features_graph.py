@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from stairsense.features._window_features import (
+from stairsense.features import (
     CONSTANT_ROW_RTOL,
     FEATURE_NAMES,
     N_FEATURES,

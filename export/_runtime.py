@@ -20,8 +20,7 @@ import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
 
-from stairsense.config import PipelineConfig
-from stairsense.models._stairstep import _READ_ONLY_FIELDS
+from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig
 
 from ._metadata import FORMAT, FORMAT_VERSION, HASH_KEY, content_hash, read_metadata
 
@@ -91,7 +90,7 @@ def _check_metadata(path, meta: dict) -> None:
 def _config_diffs(model_config: dict, config: PipelineConfig) -> list[str]:
     given = config.to_dict()
     return [f"{k}: model {model_config.get(k)!r}, given {given[k]!r}" for k in given
-            if k not in _READ_ONLY_FIELDS and model_config.get(k) != given[k]]
+            if k not in READ_ONLY_FIELDS and model_config.get(k) != given[k]]
 
 
 class OnnxStairModel:
@@ -122,7 +121,7 @@ class OnnxStairModel:
     >>> import tempfile, numpy as np
     >>> from stairsense import PipelineConfig
     >>> from stairsense.features._window_features import FEATURE_NAMES, window_features
-    >>> from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline
+    >>> from stairsense.models import StairstepModel, make_stairstep_pipeline
     >>> from stairsense.export._export import export_model
     >>> rng = np.random.default_rng(0)
     >>> samples = (rng.normal(size=(1600, 3)) * np.repeat(1 + np.arange(80) % 2, 20)[:, None]).astype(np.float32)
@@ -173,7 +172,7 @@ class OnnxStairModel:
                     f"so its windows and features would not match ({'; '.join(diffs)}); replay with the "
                     "model's configuration or export a model trained with this one"
                 )
-            model_config = {**model_config, **{k: config.to_dict()[k] for k in _READ_ONLY_FIELDS}}
+            model_config = {**model_config, **{k: config.to_dict()[k] for k in READ_ONLY_FIELDS}}
         self.config = PipelineConfig.from_dict(model_config)
         shape = self._session.get_inputs()[0].shape
         self.n_columns = int(shape[1])

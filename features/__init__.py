@@ -1,7 +1,16 @@
 """The 79 window features of Table 12.1 (batch over ragged windows and per sample) and their [-1, 1] scaling."""
 from ._scaling import make_feature_scaler
 from ._streaming import WindowFeatureAccumulator
-from ._window_features import FEATURE_NAMES, N_FEATURES, ROW_NAMES, feature_names, window_features
+from ._window_features import (
+    CONSTANT_ROW_RTOL,
+    FEATURE_NAMES,
+    N_FEATURES,
+    RATIO_CLIP,
+    RATIO_EPS,
+    ROW_NAMES,
+    feature_names,
+    window_features,
+)
 
 __all__ = [
     "FEATURE_NAMES",
@@ -11,4 +20,7 @@ __all__ = [
     "window_features",
     "WindowFeatureAccumulator",
     "make_feature_scaler",
+    "RATIO_CLIP",
+    "RATIO_EPS",
+    "CONSTANT_ROW_RTOL",
 ]

@@ -1,21 +1,52 @@
-"""Kernel machines: KOMD, EasyMKL, the stair-step classifier, server-side and multi-task solvers."""
-from ._admm_mtl import ADMMMultiTaskClassifier
-from ._easymkl import EasyMKL, EasyMKLSelector
-from ._kernel_access import LinearKernel, PrecomputedKernel, RowOracleKernel
-from ._kernel_machine_estimators import KernelMachineClassifier, KernelMachineRegressor
-from ._kernel_machines import KernelMachineSolution, kernel_machine_objective, solve_kernel_machine
-from ._komd import KOMDClassifier
-from ._losses import LOSS_NAMES, Loss
-from ._rls2 import RLS2Classifier, RLS2Path, RLS2Regressor, RLS2Selector, rls2_path
-from ._simplex_pairwise import simplex_least_squares
-from ._evaluation import CLASSIFIERS, PROTOCOLS, CVResult, default_grid, evaluate_protocol, make_classifier, stair_scores
-from ._stairstep import (
+"""Learning algorithms by family, and the stair-step model built from them.
+
+``mkl`` (KOMD, EasyMKL), ``kernel_machines`` (server-side solvers, RLS2), ``multitask`` (ADMM
+and online client–server multi-task learning) and ``stairstep`` (the trained stair-step model and its evaluation
+protocols). Every public name of the sub-packages used by the README is re-exported here.
+"""
+from .kernel_machines import (
+    LOSS_NAMES,
+    KernelMachineClassifier,
+    KernelMachineRegressor,
+    KernelMachineSolution,
+    LinearKernel,
+    Loss,
+    PrecomputedKernel,
+    RLS2Classifier,
+    RLS2Path,
+    RLS2Regressor,
+    RLS2Selector,
+    RowOracleKernel,
+    kernel_machine_objective,
+    rls2_path,
+    simplex_least_squares,
+    solve_kernel_machine,
+)
+from .mkl import EasyMKL, EasyMKLSelector, KOMDClassifier
+from .multitask import (
+    ADMMMultiTaskClassifier,
+    OnlineMultiTaskClassifier,
+    OnlineMultiTaskClient,
+    OnlineMultiTaskLearner,
+    OnlineMultiTaskRegressor,
+    RiverMultiTaskClassifier,
+    RiverMultiTaskRegressor,
+    UnknownEntryError,
+)
+from .stairstep import (
+    CLASSIFIERS,
+    PROTOCOLS,
+    CVResult,
     ModelFileError,
     StairstepModel,
+    default_grid,
+    evaluate_protocol,
     load_model,
+    make_classifier,
     make_stairstep_pipeline,
     read_model_header,
     save_model,
+    stair_scores,
 )
 
 __all__ = [
@@ -33,6 +64,13 @@ __all__ = [
     "PROTOCOLS",
     "CLASSIFIERS",
     "ADMMMultiTaskClassifier",
+    "OnlineMultiTaskLearner",
+    "OnlineMultiTaskClient",
+    "OnlineMultiTaskRegressor",
+    "OnlineMultiTaskClassifier",
+    "RiverMultiTaskRegressor",
+    "RiverMultiTaskClassifier",
+    "UnknownEntryError",
     "KOMDClassifier",
     "EasyMKL",
     "EasyMKLSelector",

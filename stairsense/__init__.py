@@ -1,12 +1,14 @@
 """stairsense: streaming phone-motion pipeline and stair-step recognition.
 
-The composition layer: :class:`PipelineConfig` and the functions that run logs through the
+The composition layer: the functions that run logs through the
 on-device front end (``replay``, ``window_dataset``, ``front_end``). The stages live in
-``stairsense.stream``, ``stairsense.features``, ``stairsense.models`` and ``stairsense.export``.
+``stairsense.stream``, ``stairsense.features``, ``stairsense.models`` and ``stairsense.export``;
+:class:`PipelineConfig` lives in the bottom layer (``stairsense.stream``) and is re-exported here.
 """
 from importlib.metadata import PackageNotFoundError, version
 
-from .config import PipelineConfig
+from stairsense.stream import PipelineConfig
+
 from .pipeline import ReplayReport, WindowDataset, front_end, match_steps, replay, window_dataset
 
 try:

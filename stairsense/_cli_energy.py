@@ -39,7 +39,7 @@ def _model_and_config(args):
     """(onnx proto or None, PipelineConfig) from --model / --config / overrides."""
     import onnx
 
-    from stairsense import PipelineConfig
+    from stairsense.stream import PipelineConfig
 
     proto = None
     if args.model:
@@ -81,8 +81,14 @@ def _stage_table(reports) -> str:
 
 
 def cmd_estimate(args) -> int:
-    from stairsense.export.energy import DEFAULT_DAY, estimate, load_profile, measure_workload, parse_day
-    from stairsense.export.energy._plot import plot_breakdown
+    from stairsense.export.energy import (
+        DEFAULT_DAY,
+        estimate,
+        load_profile,
+        measure_workload,
+        parse_day,
+        plot_breakdown,
+    )
     from stairsense.stream import read_log
 
     profile = load_profile(args.profile)
@@ -164,14 +170,14 @@ def cmd_profiles(args) -> int:
 
 
 def cmd_optimise(args) -> int:
-    from stairsense.export.energy._optimise import run_optimise
+    from ._energy_optimise import run_optimise
 
     return run_optimise(args)
 
 
 def add_parser(subparsers) -> None:
     """Register ``stairsense energy`` (estimate), ``energy profiles`` and ``energy optimise``."""
-    from stairsense.export.energy._model import DEFAULT_DAY
+    from stairsense.export.energy import DEFAULT_DAY
 
     p = subparsers.add_parser(
         "energy", help="battery cost of a configuration by pipeline stage (and: profiles, optimise)",
@@ -218,7 +224,7 @@ def add_parser(subparsers) -> None:
                                        "labelled recordings (cached per front-end configuration), battery from the "
                                        "energy model. Writes the Pareto table and plot and the best configuration "
                                        "under the budget as a file train/export accept.")
-    from stairsense.export.energy._optimise import add_optimise_arguments
+    from ._energy_optimise import add_optimise_arguments
 
     add_optimise_arguments(q)
     q.set_defaults(func=cmd_optimise)

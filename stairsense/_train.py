@@ -2,8 +2,8 @@
 
 Composition only (DESIGN.md): read logs, add the virtual sensors a configuration needs, cut and
 featurise windows with :func:`stairsense.pipeline.window_dataset`, then fit
-(:class:`~stairsense.models._stairstep.StairstepModel`) or evaluate
-(:func:`~stairsense.models._evaluation.evaluate_protocol`).
+(:class:`~stairsense.models.StairstepModel`) or evaluate
+(:func:`~stairsense.models.evaluate_protocol`).
 """
 from __future__ import annotations
 
@@ -11,16 +11,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from stairsense.config import PipelineConfig
-from stairsense.models._evaluation import default_grid, evaluate_protocol, make_classifier
-from stairsense.models._stairstep import StairstepModel
-from stairsense.pipeline import window_dataset
-from stairsense.stream._csvio import read_log
-from stairsense.stream._datasets import _uci_dir, load_uci_hapt
-from stairsense.stream._fusion import with_virtual_sensors
-from stairsense.stream._log import SensorLog
+from stairsense.models import StairstepModel, default_grid, evaluate_protocol, make_classifier
+from stairsense.stream import PipelineConfig, SensorLog, load_uci_hapt, read_log, uci_hapt_dir, with_virtual_sensors
 
-__all__ = ["load_labelled_logs", "prepare_logs", "train", "evaluate"]
+from .pipeline import window_dataset
+
+__all__ = ["load_labelled_logs", "prepare_logs", "train_from_recordings", "evaluate"]
 
 # Orientation methods that read streams UCI-like recordings lack but can get from acc + gyro fusion.
 _FUSED_STREAMS = {"rotvec": ("rotvec",), "linear": ("rotvec", "linacc")}
@@ -30,7 +26,7 @@ def _is_uci(path: Path) -> bool:
     if not path.is_dir():
         return False
     try:
-        _uci_dir(path)
+        uci_hapt_dir(path)
     except FileNotFoundError:
         return False
     return True
@@ -79,7 +75,7 @@ def prepare_logs(logs: Sequence[SensorLog], config: PipelineConfig, *, progress:
     """Add virtual rotation-vector / linear-acceleration streams where ``config`` needs them.
 
     UCI HAPT records only accelerometer and gyroscope; ``orientation="rotvec"`` and ``"linear"``
-    run on the streams a phone's fusion would give (:func:`~stairsense.stream._fusion.with_virtual_sensors`,
+    run on the streams a phone's fusion would give (:func:`~stairsense.stream.with_virtual_sensors`,
     Madgwick at the recorded rate). Logs that already have the streams are returned unchanged.
     ``orientation="ahrs"`` needs no preparation: the front end runs the same filter itself (after
     resampling to ``config.rate_hz``).
@@ -99,8 +95,8 @@ def _dataset(paths, config, progress):
     return window_dataset(logs, config, progress=progress)
 
 
-def train(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, k=49, lam=0.1, gamma="scale",
-          progress: bool = False) -> StairstepModel:
+def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, k=49, lam=0.1,
+                          gamma="scale", progress: bool = False) -> StairstepModel:
     """Fit the stair-step classifier on every labelled window of ``paths``.
 
     Parameters
@@ -118,7 +114,7 @@ def train(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, 
     -------
     StairstepModel
     """
-    from stairsense.models._stairstep import make_stairstep_pipeline
+    from stairsense.models import make_stairstep_pipeline
 
     config = config or PipelineConfig()
     paths = [str(p) for p in paths]
@@ -148,7 +144,7 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     grid : {"small", "full"} or dict
         Hyper-parameter candidates for the inner selection (:func:`default_grid`).
     n_outer, n_inner, random_state, client, n_jobs, progress
-        As in :func:`~stairsense.models._evaluation.evaluate_protocol`.
+        As in :func:`~stairsense.models.evaluate_protocol`.
 
     Returns
     -------

@@ -11,14 +11,23 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from stairsense.config import PipelineConfig
-from stairsense.features._window_features import FEATURE_NAMES, window_features
-from stairsense.stream._csvio import iter_log_chunks, read_steps
-from stairsense.stream._frontend import FrontEnd, FrontEndResult, run_front_end
-from stairsense.stream._log import STAIR_ACTIVITIES, Activity, SensorLog, StepTruth
-from stairsense.stream._resample import resample
-from stairsense.stream._segment import WindowStatus, WindowTable
-from stairsense.stream._standardize import resolve_orientation
+from stairsense.features import FEATURE_NAMES, window_features
+from stairsense.stream import (
+    STAIR_ACTIVITIES,
+    Activity,
+    FrontEnd,
+    FrontEndResult,
+    PipelineConfig,
+    SensorLog,
+    StepTruth,
+    WindowStatus,
+    WindowTable,
+    iter_log_chunks,
+    read_steps,
+    resample,
+    resolve_orientation,
+    run_front_end,
+)
 
 __all__ = [
     "WindowDataset",

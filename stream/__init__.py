@@ -1,25 +1,20 @@
 """Sensor logs, readers, dataset loaders, the simulator and the streaming front-end stages.
 
+The bottom layer: it also holds :class:`PipelineConfig`, the front-end configuration every layer
+above shares, so nothing here imports upwards.
+
 Every stage has a per-sample form (``push``) and a block form (``process``) over the same state;
 the batch functions are the block form on a fresh stage.
 """
+from ._config import READ_ONLY_FIELDS, PipelineConfig, config_file_section
 from ._buffer_mean import CausalBufferMean, causal_buffer_mean
 from ._frontend import FrontEnd, FrontEndResult, run_front_end
 from ._fusion import with_virtual_sensors
-from ._csvio import (
-    REPAIRS,
-    LogFormatError,
-    LogRepairedWarning,
-    ReadReport,
-    RepairAction,
-    iter_log_chunks,
-    read_log,
-    read_segments,
-    read_steps,
-    steps_path,
-    write_log,
-)
-from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_experiments
+from ._csv_format import LogFormatError, steps_path
+from ._csv_read import iter_log_chunks, read_log, read_segments, read_steps
+from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport, RepairAction
+from ._csv_write import write_log
+from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_dir, uci_hapt_experiments
 from ._log import STAIR_ACTIVITIES, STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 from ._orientation import MadgwickOrientation, mizell_components, quat_to_matrix, rotate_by_quaternion
 from ._resample import resample
@@ -32,12 +27,13 @@ from ._segment import (
     segment_steps,
     sliding_windows,
 )
-from ._sim_device import SensorModel
-from ._sim_gait import Person
-from ._simulate import simulate, simulate_chunks
+from .simulate import Person, SensorModel, simulate, simulate_chunks
 from ._standardize import Standardized, Standardizer, resolve_orientation, standardize
 
 __all__ = [
+    "PipelineConfig",
+    "config_file_section",
+    "READ_ONLY_FIELDS",
     "Activity",
     "SensorLog",
     "StepTruth",
@@ -56,6 +52,7 @@ __all__ = [
     "REPAIRS",
     "load_uci_hapt",
     "uci_hapt_experiments",
+    "uci_hapt_dir",
     "load_oxford",
     "oxford_recordings",
     "resample",

@@ -21,6 +21,7 @@ from ._log import STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 __all__ = [
     "UCI_HAPT_RATE_HZ",
     "uci_hapt_experiments",
+    "uci_hapt_dir",
     "load_uci_hapt",
     "oxford_recordings",
     "load_oxford",
@@ -32,7 +33,7 @@ _UCI_PERIOD_NS = 1_000_000_000 // UCI_HAPT_RATE_HZ
 _UCI_NAME = re.compile(r"acc_exp(\d+)_user(\d+)\.txt$")
 
 
-def _uci_dir(root: str | Path) -> Path:
+def uci_hapt_dir(root: str | Path) -> Path:
     """Accept the RawData folder itself or any folder above it up to the dataset root."""
     root = Path(root)
     for cand in (root, root / "RawData", root / "uci-hapt" / "RawData"):
@@ -54,7 +55,7 @@ def uci_hapt_experiments(root: str | Path) -> list[tuple[int, int]]:
     -------
     list of (int, int)
     """
-    raw = _uci_dir(root)
+    raw = uci_hapt_dir(root)
     pairs = [(int(m[1]), int(m[2])) for p in raw.iterdir() if (m := _UCI_NAME.match(p.name))]
     return sorted(pairs)
 
@@ -92,7 +93,7 @@ def load_uci_hapt(root: str | Path, exp=None, user=None) -> list[SensorLog]:
     ValueError
         When the filter matches nothing (the message lists what exists), or files disagree.
     """
-    raw = _uci_dir(root)
+    raw = uci_hapt_dir(root)
     present = uci_hapt_experiments(raw)
 
     def wanted(value, allowed):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stairsense.config import PipelineConfig
+from ._config import PipelineConfig
 
 from ._log import SensorLog
 from ._segment import WindowTable, make_windower

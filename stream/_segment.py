@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stairsense.config import PipelineConfig
+from ._config import PipelineConfig
 
 __all__ = [
     "WindowStatus",
@@ -151,6 +151,18 @@ def segment_steps(t_ns, z, config: PipelineConfig) -> WindowTable:
     return StepSegmenter(config).process(t_ns, z)
 
 
+def _pair_peaks_with_valleys(peak, valley):
+    """Segments that open and close each window, and every peak segment (see ``process``)."""
+    k = np.arange(peak.size)
+    last_peak = np.maximum.accumulate(np.where(peak, k, -1)) if k.size else k
+    last_valley_before = np.concatenate([[-1], np.maximum.accumulate(np.where(valley, k, -1))[:-1]])
+    closes = np.flatnonzero(valley & (last_peak > last_valley_before))
+    peaks = np.flatnonzero(peak)
+    previous_close = np.concatenate([[-1], closes])[:-1]
+    opens = peaks[np.searchsorted(peaks, previous_close + 1)]
+    return opens, closes, peaks
+
+
 class StepSegmenter:
     """Per-sample form of :func:`segment_steps`.
 
@@ -208,13 +220,32 @@ class StepSegmenter:
         if n == 0:
             return WindowTable.from_windows([])
         i0 = self._i
-        local = np.arange(n)
+        state, up = self._schmitt(z)
+        peak, valley, seg_start, seg_end = self._segments(t_ns, z, up, i0)
+        opens, closes, peaks = _pair_peaks_with_valleys(peak, valley)
+        start, stop = seg_start[0][opens], seg_end[0][closes]
+        t_start, t_end = seg_start[1][opens], seg_end[1][closes]
+        windows = WindowTable(
+            start.astype(np.int64), stop.astype(np.int64), t_start.astype(np.int64), t_end.astype(np.int64),
+            _status((t_end - t_start) / 1e9, stop - start, cfg),
+        )
+        self._carry(t_ns, z, i0, state, up, seg_start, peaks, closes)
+        return windows
+
+    def _schmitt(self, z):
+        """Schmitt state after each sample, and the block-local indices of the upward crossings."""
+        local = np.arange(z.size)
         # Schmitt state: sign of the last sample outside the band, else the carried state.
-        last = np.where(np.abs(z) > cfg.hysteresis, local, -1)
+        last = np.where(np.abs(z) > self.config.hysteresis, local, -1)
         np.maximum.accumulate(last, out=last)
         state = np.where(last >= 0, np.sign(z[np.maximum(last, 0)]), self._state).astype(np.int8)
         previous = np.concatenate([[self._state], state[:-1]])
-        up = np.flatnonzero((state == 1) & (previous == -1))
+        return state, np.flatnonzero((state == 1) & (previous == -1))
+
+    def _segments(self, t_ns, z, up, i0):
+        """Peak and valley flags of the segments that complete in this block, with their
+        ``(index, t)`` starts and ends; the window left open before the block comes first."""
+        cfg = self.config
         carried = self._seg_start is not None
         # Boundaries of complete segments, as global indices and times.
         b_idx = i0 + up
@@ -247,21 +278,12 @@ class StepSegmenter:
             seg_start_t = np.concatenate([[self._open[1]], seg_start_t])
             seg_end_idx = np.concatenate([[-1], seg_end_idx])
             seg_end_t = np.concatenate([[-1], seg_end_t])
-        k = np.arange(peak.size)
-        last_peak = np.maximum.accumulate(np.where(peak, k, -1)) if k.size else k
-        last_valley_before = np.concatenate([[-1], np.maximum.accumulate(np.where(valley, k, -1))[:-1]])
-        closes = np.flatnonzero(valley & (last_peak > last_valley_before))
-        peaks = np.flatnonzero(peak)
-        previous_close = np.concatenate([[-1], closes])[:-1]
-        opens = peaks[np.searchsorted(peaks, previous_close + 1)]
-        start, stop = seg_start_idx[opens], seg_end_idx[closes]
-        t_start, t_end = seg_start_t[opens], seg_end_t[closes]
-        windows = WindowTable(
-            start.astype(np.int64), stop.astype(np.int64), t_start.astype(np.int64), t_end.astype(np.int64),
-            _status((t_end - t_start) / 1e9, stop - start, cfg),
-        )
-        # Carry the state ``push`` would have after the last sample.
-        self._i = i0 + n
+        return peak, valley, (seg_start_idx, seg_start_t), (seg_end_idx, seg_end_t)
+
+    def _carry(self, t_ns, z, i0, state, up, seg_start, peaks, closes):
+        """Leave the state ``push`` would have after the block's last sample."""
+        carried = self._seg_start is not None
+        self._i = i0 + z.size
         self._state = int(state[-1])
         if up.size:
             self._seg_start = (i0 + int(up[-1]), int(t_ns[up[-1]]))
@@ -271,8 +293,7 @@ class StepSegmenter:
             self._seg_min = min(self._seg_min, float(z.min()))
         last_close = closes[-1] if closes.size else -1
         pending = peaks[peaks > last_close]
-        self._open = (int(seg_start_idx[pending[0]]), int(seg_start_t[pending[0]])) if pending.size else None
-        return windows
+        self._open = (int(seg_start[0][pending[0]]), int(seg_start[1][pending[0]])) if pending.size else None
 
     def _end_segment(self, i, t_ns):
         cfg = self.config

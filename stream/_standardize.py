@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stairsense.config import PipelineConfig
+from ._config import PipelineConfig
 
 from ._buffer_mean import CausalBufferMean
 from ._log import SensorLog

@@ -1,6 +1,5 @@
 """ADMM variance-regularised multi-task learning (spec donini §4) against independent oracles."""
 
-import importlib.util
 import warnings
 
 import numpy as np
@@ -12,8 +11,8 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from conftest import REPO
-from stairsense.models._admm_mtl import (
+from stairsense.models.multitask import compare_mtl_pooled_independent, synthetic_users
+from stairsense.models.multitask._admm_mtl import (
     ADMMMultiTaskClassifier,
     _balanced_blocks,
     _balanced_penalty,
@@ -21,7 +20,7 @@ from stairsense.models._admm_mtl import (
     variance_regularization_weights,
     variance_regularized_objective,
 )
-from stairsense.models._mtl_task_solvers import solve_task_dual, solve_task_sgd, task_objective
+from stairsense.models.multitask._task_solvers import solve_task_dual, solve_task_sgd, task_objective
 
 TIGHT = dict(abs_tol=1e-7, rel_tol=1e-7, max_iter=2000, fit_intercept=False)
 
@@ -347,21 +346,13 @@ def test_dask_cluster_gives_the_serial_solution():
         np.testing.assert_allclose(d.shared_coef_, s.shared_coef_, rtol=1e-9, atol=1e-12)
 
 
-# --- benchmark helper -------------------------------------------------------------------
-
-
-def _load_bench():
-    spec = importlib.util.spec_from_file_location("bench_admm_mtl", REPO / "benchmarks" / "bench_admm_mtl.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+# --- users as tasks ---------------------------------------------------------------------
 
 
 def test_compare_mtl_pooled_independent_on_synthetic_users():
     """Related users with personal tilts: MTL beats the pooled model and is at least near independent."""
-    bench = _load_bench()
-    X, y, tasks = bench.synthetic_users(n_users=12, n_per_user=40, n_features=6, spread=1.0, seed=0)
-    table = bench.compare_mtl_pooled_independent(X, y, tasks, n_folds=3, random_state=0)
+    X, y, tasks = synthetic_users(n_users=12, n_per_user=40, n_features=6, spread=1.0, seed=0)
+    table = compare_mtl_pooled_independent(X, y, tasks, n_folds=3, random_state=0)
     mtl = "multi-task (ADMM, alpha=0.5)"
     assert set(table) == {mtl, "pooled (one SVM)", "independent (SVM per user)"}
     f1 = {k: v["f1_mean"] for k, v in table.items()}

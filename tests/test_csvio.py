@@ -9,8 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import stairsense.stream._csvio as csvio
-from stairsense.stream._csvio import (
+import stairsense.stream._csv_format as csv_format
+import stairsense.stream._csv_order as csv_order
+import stairsense.stream._csv_parse as csv_parse
+import stairsense.stream._csv_read as csv_read
+import stairsense.stream._csv_report as csv_report
+import stairsense.stream._csv_write as csv_write
+from stairsense.stream import (
     LogFormatError,
     LogRepairedWarning,
     iter_log_chunks,
@@ -81,7 +86,7 @@ def test_chunks_concatenate_to_whole_log(tmp_path_factory, n, chunk_rows, block_
     log = make_log(n=n, seed=n)
     path = write_log(log, tmp_path_factory.mktemp("ch") / "x.csv.gz")
     with pytest.MonkeyPatch.context() as mp:  # small parser blocks: chunks made of several pieces
-        mp.setattr(csvio, "_BLOCK_BYTES", block_bytes)
+        mp.setattr(csv_parse, "_BLOCK_BYTES", block_bytes)
         assert_same(read_log(path), log)
         chunks = list(iter_log_chunks(path, chunk_rows=chunk_rows))
     assert [len(c) for c in chunks] == [min(chunk_rows, n - i) for i in range(0, n, chunk_rows)]
@@ -138,7 +143,7 @@ BAD_FILES = {
 @pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
 @pytest.mark.parametrize("case", sorted(BAD_FILES))
 def test_errors_name_file_line_and_fix(tmp_path, monkeypatch, case, suffix, block_bytes):
-    monkeypatch.setattr(csvio, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", block_bytes)
     text, line, reason = BAD_FILES[case]
     path = tmp_path / f"bad{suffix}"
     path.write_bytes(gzip.compress(text.encode()) if suffix.endswith(".gz") else text.encode())
@@ -155,9 +160,9 @@ def test_backwards_time_across_parser_blocks_is_caught(tmp_path, monkeypatch, of
     rows = [f"{1_000_000_000 + i * 10_000_000},0.1,0.2,9.8" for i in range(20_000)]
     path = tmp_path / "b.csv"
     path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
-    header = csvio._read_header(path)
-    monkeypatch.setattr(csvio, "_BLOCK_BYTES", 1 << 16)
-    second_block_line = [line for line, _ in csvio._iter_batches(header, csvio._BLOCK_BYTES)][1]
+    header = csv_parse._read_header(path)
+    monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", 1 << 16)
+    second_block_line = [line for line, _ in csv_parse._iter_batches(header, csv_parse._BLOCK_BYTES)][1]
     i = second_block_line - 2 + offset
     rows[i] = f"{1_000_000_000 + (i - 2) * 10_000_000},0.1,0.2,9.8"  # same width: same block cuts
     path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
@@ -264,7 +269,7 @@ def test_split_gaps_matches_brute_force(tmp_path_factory, steps, chunk_rows, blo
     log = SensorLog(t, acc, steps=StepTruth(t[::3], np.ones(t[::3].size)))
     path = write_log(log, tmp_path_factory.mktemp("g") / "g.csv")
     with pytest.MonkeyPatch.context() as mp:  # small parser blocks put gaps on block boundaries too
-        mp.setattr(csvio, "_BLOCK_BYTES", block_bytes)
+        mp.setattr(csv_parse, "_BLOCK_BYTES", block_bytes)
         segs, rep = read_segments(path, report=True)
     cuts = [0] + [i + 1 for i in range(dt.size) if dt[i] > 300_000_000] + [t.size]
     assert [s.t_ns.tolist() for s in segs] == [t[a:b].tolist() for a, b in zip(cuts[:-1], cuts[1:])]
@@ -306,13 +311,13 @@ def test_write_is_atomic(tmp_path):
     def explode(*args, **kwargs):
         raise Boom
 
-    orig = csvio.pacsv.write_csv
-    csvio.pacsv.write_csv = explode  # fail mid-write, after the header went out
+    orig = csv_write.pacsv.write_csv
+    csv_write.pacsv.write_csv = explode  # fail mid-write, after the header went out
     try:
         with pytest.raises(Boom):
             write_log(make_log(seed=9), path)
     finally:
-        csvio.pacsv.write_csv = orig
+        csv_write.pacsv.write_csv = orig
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv.gz", "x.steps.csv"]
 
@@ -325,15 +330,16 @@ def test_stale_steps_sidecar_is_removed(tmp_path):
 
 def test_block_line_bookkeeping():
     """Rows keep their file lines through slicing, selection and joining."""
-    block = csvio._Block(np.arange(10), {"acc": np.zeros((10, 3))}, line0=7)
+    block = csv_parse._Block(np.arange(10), {"acc": np.zeros((10, 3))}, line0=7)
     head, tail = block.take(slice(0, 4)), block.take(slice(4, None))
     assert tail.line(0) == 11 and tail.explicit is None
     picked = block.take(np.array([1, 5]))
     assert picked.lines().tolist() == [8, 12]
-    assert csvio._join([head, tail]).explicit is None  # back to back: lines stay implicit
-    assert csvio._join([tail, head]).lines().tolist() == [*range(11, 17), *range(7, 11)]
-    assert csvio._join([head, picked]).lines().tolist() == [7, 8, 9, 10, 8, 12]
+    assert csv_parse._join([head, tail]).explicit is None  # back to back: lines stay implicit
+    assert csv_parse._join([tail, head]).lines().tolist() == [*range(11, 17), *range(7, 11)]
+    assert csv_parse._join([head, picked]).lines().tolist() == [7, 8, 9, 10, 8, 12]
 
 
-def test_doctests():
-    assert doctest.testmod(csvio).failed == 0
+@pytest.mark.parametrize("module", [csv_format, csv_order, csv_parse, csv_read, csv_report, csv_write])
+def test_doctests(module):
+    assert doctest.testmod(module).failed == 0

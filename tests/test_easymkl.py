@@ -11,8 +11,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from stairsense.models._easymkl import EasyMKL, EasyMKLSelector, PrecomputedKernel, RankOneKernel
-from stairsense.models._komd import KOMDClassifier
+from stairsense.models.mkl._easymkl import EasyMKL, EasyMKLSelector, PrecomputedKernel, RankOneKernel
+from stairsense.models.mkl._komd import KOMDClassifier
 
 
 def dataset(seed=0, n=80, d=6):

@@ -251,7 +251,7 @@ def test_finding_4_paller_nexus_one_wake_lock_sampling(rate_hz):
 
 # --- the budget optimiser -------------------------------------------------------------------------
 def test_pareto_front_and_budget_choice_against_brute_force():
-    from stairsense.export.energy._optimise import Candidate, best_under, pareto_front
+    from stairsense._energy_optimise import Candidate, best_under, pareto_front
 
     rng = np.random.default_rng(3)
     config = PipelineConfig(rate_hz=30, orientation="rotvec").to_dict()
@@ -307,7 +307,7 @@ def test_optimise_cli_writes_front_and_a_config_train_accepts(labelled_logs, tmp
 def test_fold_models_equal_pipelines_fitted_from_scratch():
     """The optimiser fits the scaler and EasyMKL ranking once per fold and KOMD per k; that must be
     the very model ``make_stairstep_pipeline(k)`` fits from scratch."""
-    from stairsense.export.energy._optimise import KOMD_GAMMA, KOMD_LAM, _fold_models
+    from stairsense._energy_optimise import KOMD_GAMMA, KOMD_LAM, _fold_models
 
     data = window_dataset([simulate(minutes=2, rate_hz=30, seed=60 + s) for s in range(2)], THESIS)
     for k, model in _fold_models(THESIS, data.X, data.y, data.feature_names, [3, 10, 79]):

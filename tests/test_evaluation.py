@@ -6,7 +6,7 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import precision_recall_fscore_support
 
-from stairsense.models._evaluation import (
+from stairsense.models.stairstep._evaluation import (
     CVResult,
     default_grid,
     evaluate_protocol,

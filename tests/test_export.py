@@ -21,7 +21,7 @@ ort = pytest.importorskip("onnxruntime")
 
 from stairsense import PipelineConfig  # noqa: E402
 from stairsense.features._window_features import FEATURE_NAMES, window_features  # noqa: E402
-from stairsense.models._stairstep import StairstepModel, make_stairstep_pipeline  # noqa: E402
+from stairsense.models.stairstep._model import StairstepModel, make_stairstep_pipeline  # noqa: E402
 from stairsense.export._compact import RBFHead, reduce_support  # noqa: E402
 from stairsense.export._export import ExportParityError, export_model, validation_windows  # noqa: E402
 from stairsense.export._features_graph import window_features_model  # noqa: E402
@@ -104,7 +104,7 @@ def test_feature_graph_prunes_unneeded_statistics():
 @pytest.fixture(scope="module")
 def model():
     from stairsense.pipeline import window_dataset
-    from stairsense.stream._simulate import simulate
+    from stairsense.stream.simulate._simulate import simulate
 
     data = window_dataset([simulate(minutes=3, seed=s) for s in (1, 2)], CONFIG)
     with warnings.catch_warnings():
@@ -115,7 +115,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def windows(model):
-    from stairsense.stream._simulate import simulate
+    from stairsense.stream.simulate._simulate import simulate
 
     return validation_windows(simulate(minutes=3, seed=7), model.config)
 
@@ -188,7 +188,7 @@ def test_graph_stays_small(exported):
 
 
 def test_export_inputs_are_checked(model, tmp_path):
-    from stairsense.models._stairstep import save_model
+    from stairsense.models.stairstep._model import save_model
 
     saved = save_model(model, tmp_path / "m.ssm")
     report = export_model(saved, tmp_path / "from_file.onnx", precision="fp16")  # default validation log

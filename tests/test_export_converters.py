@@ -16,9 +16,9 @@ from skl2onnx._supported_operators import sklearn_operator_name_map  # noqa: E40
 
 from stairsense.export._converters import register_converters  # noqa: E402
 from stairsense.export._graph import ALLOWED_OPS  # noqa: E402
-from stairsense.models._easymkl import EasyMKLSelector  # noqa: E402
-from stairsense.models._komd import KOMDClassifier  # noqa: E402
-from stairsense.models._stairstep import make_stairstep_pipeline  # noqa: E402
+from stairsense.models.mkl._easymkl import EasyMKLSelector  # noqa: E402
+from stairsense.models.mkl._komd import KOMDClassifier  # noqa: E402
+from stairsense.models.stairstep._model import make_stairstep_pipeline  # noqa: E402
 
 register_converters()
 

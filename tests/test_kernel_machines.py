@@ -10,13 +10,13 @@ from scipy.optimize import minimize, minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from stairsense.models._kernel_access import LinearKernel, PrecomputedKernel, RowOracleKernel
-from stairsense.models._kernel_machine_estimators import KernelMachineClassifier, KernelMachineRegressor
-from stairsense.models._kernel_machines import _sweep_order, kernel_machine_objective, solve_kernel_machine
-from stairsense.models._losses import LOSS_NAMES, Loss
+from stairsense.models.kernel_machines._kernel_access import LinearKernel, PrecomputedKernel, RowOracleKernel
+from stairsense.models.kernel_machines._estimators import KernelMachineClassifier, KernelMachineRegressor
+from stairsense.models.kernel_machines._solver import _sweep_order, kernel_machine_objective, solve_kernel_machine
+from stairsense.models.kernel_machines._losses import LOSS_NAMES, Loss
 
 PARAMS = {"epsilon": 0.2, "delta": 0.5}
-ORDERS = ["cyclic", "aitken", "random"]
+ORDERS = ["cyclic", "symmetric", "random"]
 
 
 def _problem(n=30, seed=0, loss="hinge"):
@@ -211,10 +211,26 @@ def test_zero_weight_and_zero_row_samples_drop_out():
     assert sol.coef[0] == 0.0 and sol.converged
 
 
+def test_order_aitken_is_a_deprecated_name_of_symmetric():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 4)); y = np.sign(X[:, 0] + 0.1)
+    new = solve_kernel_machine(X @ X.T, y, "hinge", order="symmetric", tol=1e-8)
+    with pytest.warns(DeprecationWarning, match="use order='symmetric'"):
+        old = solve_kernel_machine(X @ X.T, y, "hinge", order="aitken", tol=1e-8)
+    np.testing.assert_array_equal(old.coef, new.coef)
+    params = dict(kernel="linear", loss="squared_hinge", C=0.1)
+    estimator = KernelMachineClassifier(order="aitken", **params)
+    with pytest.warns(DeprecationWarning, match="use order='symmetric'"):
+        estimator.fit(X, y)
+    reference = KernelMachineClassifier(order="symmetric", **params).fit(X, y)
+    np.testing.assert_array_equal(estimator.dual_coef_, reference.dual_coef_)
+
+
 def test_sweep_orders_are_essentially_cyclic():
     idx = np.arange(5)
     assert list(_sweep_order("cyclic", idx, 3, None)) == [0, 1, 2, 3, 4]
-    assert list(_sweep_order("aitken", idx, 1, None)) == [3, 2, 1, 0]
+    assert list(_sweep_order("symmetric", idx, 0, None)) == [0, 1, 2, 3, 4]
+    assert list(_sweep_order("symmetric", idx, 1, None)) == [3, 2, 1, 0]
     perm = _sweep_order("random", idx, 0, np.random.default_rng(0))
     assert sorted(perm) == [0, 1, 2, 3, 4]
 
@@ -256,7 +272,7 @@ def _expected_failures(estimator):
 @parametrize_with_checks(
     [
         KernelMachineClassifier(gamma=0.5, random_state=0),
-        KernelMachineClassifier(loss="squared_hinge", kernel="linear", order="aitken", random_state=0),
+        KernelMachineClassifier(loss="squared_hinge", kernel="linear", order="symmetric", random_state=0),
         KernelMachineRegressor(gamma=0.5, random_state=0),
         KernelMachineRegressor(loss="huber", kernel="linear", order="cyclic", random_state=0),
     ],

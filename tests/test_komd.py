@@ -10,8 +10,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from stairsense.models._komd import KOMDClassifier, solve_komd_precomputed
-from stairsense.models._simplex import (
+from stairsense.models.mkl._komd import KOMDClassifier, solve_komd_precomputed
+from stairsense.models.mkl._simplex import (
     dense_kernel_operator,
     linear_kernel_operator,
     project_class_simplices,

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from stairsense.models._losses import LOSS_NAMES, Loss, neg_resolvent_scalar
+from stairsense.models.kernel_machines._losses import LOSS_NAMES, Loss, neg_resolvent_scalar
 
 LOSS_PARAMS = {"epsilon": 0.3, "delta": 0.7}
 

@@ -8,17 +8,18 @@ import pytest
 import scipy.optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
-from stairsense.models._rls2 import (
+from stairsense.models.kernel_machines._rls2 import (
     RLS2Classifier,
     RLS2Regressor,
     RLS2Selector,
     rls2_path,
 )
-from stairsense.models._simplex_pairwise import simplex_least_squares
+from stairsense.models.kernel_machines._simplex_pairwise import simplex_least_squares
 
 
 @pytest.fixture(autouse=True)
@@ -276,8 +277,21 @@ def test_selector_keeps_the_support_and_caps_it():
     weights = selector.estimator_.kernel_weights_
     np.testing.assert_array_equal(selector.get_support(), weights > 0)
     np.testing.assert_array_equal(selector.transform(X), X[:, weights > 0])
-    top = RLS2Selector(alpha=1e-2, max_features=2).fit(X, y)
+    top = RLS2Selector(alpha=1e-2, k=2).fit(X, y)
     np.testing.assert_array_equal(top.get_support(indices=True), [2, 7])
+
+
+def test_selector_max_features_is_a_deprecated_alias_of_k():
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(60, 10))
+    y = X[:, 2] + 0.5 * X[:, 7] - 0.2 * X[:, 4]
+    old = RLS2Selector(alpha=1e-2, max_features=2)
+    assert clone(old).get_params()["max_features"] == 2  # round-trips like any parameter
+    with pytest.warns(DeprecationWarning, match="use k="):
+        old.fit(X, y)
+    np.testing.assert_array_equal(old.get_support(indices=True), [2, 7])
+    with pytest.raises(ValueError, match="not both"):
+        RLS2Selector(k=2, max_features=2).fit(X, y)
 
 
 # ----------------------------------------------------------------------------- errors

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from stairsense import PipelineConfig
-from stairsense.models._stairstep import (
+from stairsense.models.stairstep._model import (
     ModelFileError,
     StairstepModel,
     load_model,
@@ -16,10 +16,10 @@ from stairsense.models._stairstep import (
     save_model,
 )
 from stairsense.pipeline import window_dataset
-from stairsense.stream._csvio import write_log
+from stairsense.stream import write_log
 from stairsense.stream._log import Activity
-from stairsense.stream._simulate import simulate
-from stairsense._train import evaluate, load_labelled_logs, prepare_logs, train
+from stairsense.stream.simulate._simulate import simulate
+from stairsense._train import evaluate, load_labelled_logs, prepare_logs, train_from_recordings
 
 CONFIG = PipelineConfig(rate_hz=30, orientation="rotvec")
 
@@ -47,6 +47,29 @@ def test_round_trip_keeps_predictions_config_and_summary(model, tmp_path):
     assert back.summary["subjects"] == ["0", "1", "2"] and back.summary["n_windows"] == 150
     assert back.summary["params"]["select__k"] == 3
     assert [p.name for p in tmp_path.iterdir()] == ["m.ssm"]  # no temporary file left behind
+
+
+def test_a_model_pickled_before_the_family_layout_still_loads(model, tmp_path):
+    """Files written when the classes lived in stairsense.models._stairstep, stairsense.config, ...
+    name those modules in their pickle; load_model maps them to where the classes live now."""
+    import hashlib
+    import pickle
+
+    from stairsense.models.stairstep._model import _MOVED_MODULES
+
+    model, X = model
+    path = save_model(model, tmp_path / "m.ssm")
+    header = json.loads(path.read_bytes().split(b"\n", 1)[0])
+    payload = pickle.dumps(model, protocol=2)  # protocol 2 names classes as text lines: "c<module>\n<name>\n"
+    for old, new in _MOVED_MODULES.items():
+        payload = payload.replace(f"c{new}\n".encode(), f"c{old}\n".encode())
+    for old in ("stairsense.models._stairstep", "stairsense.config", "stairsense.models._komd"):
+        assert f"c{old}\n".encode() in payload  # the file really names the old modules
+    header.update(payload_bytes=len(payload), payload_sha256=hashlib.sha256(payload).hexdigest())
+    path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+    back = load_model(path)
+    np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
+    assert back.config == CONFIG
 
 
 def test_the_selector_keeps_the_k_features_easymkl_ranks_first(model):
@@ -117,7 +140,7 @@ def test_failed_save_keeps_the_old_file(model, tmp_path, monkeypatch):
     def fail(*args):
         raise OSError("disk full")
 
-    monkeypatch.setattr("stairsense.models._stairstep.os.replace", fail)
+    monkeypatch.setattr("stairsense.models.stairstep._model.os.replace", fail)
     with pytest.raises(OSError, match="disk full"):
         save_model(model[0], path)
     assert path.read_bytes() == before
@@ -159,7 +182,7 @@ def sim_paths(tmp_path_factory):
 
 
 def test_trained_model_beats_chance_on_an_unseen_person(sim_paths, tmp_path):
-    model = train(sim_paths[:4], CONFIG, k=30, gamma=0.1)
+    model = train_from_recordings(sim_paths[:4], CONFIG, k=30, gamma=0.1)
     assert model.summary["subjects"] == ["0", "1", "2", "3"] and model.summary["sources"][0].endswith("s0.csv.gz")
     held_out = window_dataset(load_labelled_logs(sim_paths[4:]), CONFIG)
     pred = load_model(save_model(model, tmp_path / "m.ssm")).predict(held_out.X)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stairsense.config import PipelineConfig
+from stairsense import PipelineConfig
 from stairsense.pipeline import front_end
 from stairsense.stream._datasets import load_oxford
 

@@ -24,9 +24,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper, shape_inference
 
-from stairsense import PipelineConfig
 from stairsense.stream import (
     Activity,
+    PipelineConfig,
     CausalBufferMean,
     Standardizer,
     resample,

@@ -86,7 +86,7 @@ def _logistic_beta_scalar(a, C, alpha):
 def neg_resolvent_scalar(code, v, y, C, alpha, epsilon, delta):
     """``-J_alpha(v)`` for one sample, with ``f = C L(y, .)`` (spec §1.3, one row).
 
-    Compiled by numba so the coordinate-descent loops of ``stairsense.models._cd_compiled``
+    Compiled by numba so the coordinate-descent loops of ``stairsense.models.kernel_machines._cd_compiled``
     can inline it; the independent numpy reference is ``Loss.neg_resolvent``.
     ``code`` is the index of the loss in ``LOSS_NAMES``.  ``C = 0`` (a zero sample
     weight) always gives 0, i.e. the sample drops out of the problem.

@@ -2,7 +2,7 @@
 
 Everything here is a deterministic function of continuous time built once per simulated log (the
 "timeline": bouts, foot strikes, heading knots), so that samples can be rendered in any blocks and
-at any (jittered) instants. The device side (orientation, sensors, noise) is in ``_sim_device.py``.
+at any (jittered) instants. The device side (orientation, sensors, noise) is in ``_device.py``.
 
 References for the facts used below
 -----------------------------------
@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from ._log import Activity
+from .._log import Activity
 
 __all__ = ["Person", "MOVING_ACTIVITIES", "SIMULATED_ACTIVITIES", "random_schedule", "GaitTimeline"]
 

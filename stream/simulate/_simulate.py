@@ -7,7 +7,7 @@ standardized vertical (ENU z) axis a stair step is "a local maximum followed by 
 minimum" — and so, less asymmetrically and at a faster cadence, is a level step, which is why the
 spec says a peak detector cannot tell them apart (§3.1).
 
-Two layers: ``_sim_gait`` (person, schedule, body acceleration in ENU) and ``_sim_device`` (placement,
+Two layers: ``_gait`` (person, schedule, body acceleration in ENU) and ``_device`` (placement,
 orientation, sensor imperfections). This module draws both from the seed and renders samples.
 
 Determinism and blocks: every random quantity is drawn from ``numpy.random.SeedSequence(seed)``.
@@ -24,8 +24,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ._log import STANDARD_GRAVITY, SensorLog, StepTruth
-from ._sim_device import (
+from .._log import STANDARD_GRAVITY, SensorLog, StepTruth
+from ._device import (
     PLACEMENTS,
     DeviceTimeline,
     SensorModel,
@@ -33,7 +33,7 @@ from ._sim_device import (
     quat_multiply,
     quat_rotate_inverse,
 )
-from ._sim_gait import GaitTimeline, Person, check_schedule, random_schedule
+from ._gait import GaitTimeline, Person, check_schedule, random_schedule
 
 __all__ = ["simulate", "simulate_chunks"]
 
@@ -276,8 +276,8 @@ def simulate(
 
     Notes
     -----
-    Model and literature facts are documented in ``stream/_sim_gait.py`` (gait) and
-    ``stream/_sim_device.py`` (orientation, sensors). Standardized with the true rotation vector, a
+    Model and literature facts are documented in ``stream/simulate/_gait.py`` (gait) and
+    ``stream/simulate/_device.py`` (orientation, sensors). Standardized with the true rotation vector, a
     step's vertical acceleration is a positive peak followed by a negative valley (spec §3.5), with
     zero mean over the step. Within a bout only whole steps are taken; the rest of the bout (less
     than one step) is spent still, under the bout's label.

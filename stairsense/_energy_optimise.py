@@ -1,5 +1,9 @@
 """Budget optimiser: the most accurate configuration whose battery cost stays under a budget.
 
+It composes training, evaluation and the energy model (:mod:`stairsense.export.energy`), so it
+lives in the top layer beside ``pipeline.py`` (DESIGN.md: the energy model sits in ``export/``;
+what ties it to training and evaluation on recordings sits here).
+
 Search space (issue 11): sampling rate × orientation method × segmentation × smoothing (the
 *front end*) × EasyMKL feature count × export precision. Accuracy is a leave-subjects-out F1 on
 labelled recordings (UCI HAPT), computed once per front-end configuration: its windows and
@@ -24,19 +28,20 @@ from pathlib import Path
 
 import numpy as np
 
-from stairsense import PipelineConfig
-
-from ._model import DEFAULT_DAY, estimate, parse_day
-from ._profile import load_profile
-from ._workload import (
+from stairsense.export.energy import (
+    DEFAULT_DAY,
     ActivityCounts,
     InferenceCost,
     StageCosts,
     Workload,
+    estimate,
     inference_cost,
+    load_profile,
     measure_stage_costs,
     measure_windows,
+    parse_day,
 )
+from stairsense.stream import PipelineConfig
 
 __all__ = ["SearchSpace", "Candidate", "evaluate_front_end", "pareto_front", "parse_budget", "run_optimise",
            "add_optimise_arguments"]
@@ -116,7 +121,7 @@ def _atomic_write(path: Path, write) -> None:
 def load_recordings(paths, subjects, cache_dir: Path, fingerprint: str, progress: bool = False):
     """Labelled logs of ``subjects`` with virtual rotation-vector and linear-acceleration streams
     (Madgwick fusion, as ``stairsense train`` adds them), cached on disk after the first run."""
-    from stairsense._train import load_labelled_logs
+    from ._train import load_labelled_logs
     from stairsense.stream import with_virtual_sensors
 
     key = hashlib.sha256(f"{fingerprint}|{sorted(subjects) if subjects else 'all'}".encode()).hexdigest()[:16]

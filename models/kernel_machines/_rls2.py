@@ -20,7 +20,7 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
@@ -605,12 +605,17 @@ default="trace"
         selects the union of the per-class supports; ``"regression"`` fits
         :class:`RLS2Regressor`; ``"auto"`` picks classification for binary or multiclass
         targets (``sklearn.utils.multiclass.type_of_target``).
-    max_features : int, default=None
-        Keep at most this many of the selected features, by decreasing weight.
+    k : int, default=None
+        Keep at most this many of the selected features, by decreasing weight (``None``: all of
+        them). The same name as :class:`~stairsense.models.EasyMKLSelector`'s ``k`` and
+        scikit-learn's ``SelectKBest``.
     fit_intercept : bool, default=True
     tol : float, default=1e-3
     max_iter : int, default=500
         As in :class:`RLS2Regressor`.
+    max_features : int or None
+        Deprecated name of ``k`` (issue 15: one name for the same idea across selectors); passing
+        it warns with a ``DeprecationWarning`` and sets ``k``.
 
     Attributes
     ----------
@@ -620,6 +625,8 @@ default="trace"
         Kernel weights d, averaged over the one-vs-all problems; they sum to 1.
     n_iter_ : int or ndarray of shape (n_problems,)
         Alternations of Algorithm 3 (per one-vs-all problem for classification).
+    k_ : int or None
+        The cap on kept features in effect (``k``, or the deprecated ``max_features``).
     n_features_in_ : int
 
     Examples
@@ -637,28 +644,33 @@ default="trace"
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "scaling": [StrOptions(set(_SCALING_RULES)), "array-like", None],
         "task": [StrOptions({"auto", "classification", "regression"})],
-        "max_features": [Interval(Integral, 1, None, closed="left"), None],
+        "k": [Interval(Integral, 1, None, closed="left"), None],
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [Interval(Integral, 1, None, closed="left"), None, Hidden(StrOptions({"deprecated"}))],
     }
 
     def __init__(
-        self, alpha=1.0, *, scaling="trace", task="auto", max_features=None, fit_intercept=True,
-        tol=1e-3, max_iter=500,
+        self, alpha=1.0, *, scaling="trace", task="auto", k=None, fit_intercept=True,
+        tol=1e-3, max_iter=500, max_features="deprecated",
     ):
         self.alpha = alpha
         self.scaling = scaling
         self.task = task
-        self.max_features = max_features
+        self.k = k
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
+        # scikit-learn's deprecation pattern: the old name keeps its own parameter (so get_params
+        # and clone round-trip) with a sentinel default, and fit reads it only when it was passed.
+        self.max_features = max_features
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit linear RLS2 on ``X`` (n_samples, n_features) and ``y``."""
         X, y = validate_data(self, X, y, dtype=np.float64)
+        self.k_ = self._resolve_k()
         classify = self.task == "classification" or (
             self.task == "auto" and type_of_target(y) in ("binary", "multiclass")
         )
@@ -671,11 +683,21 @@ default="trace"
         self.n_iter_ = self.estimator_.n_iter_
         return self
 
+    def _resolve_k(self):
+        """``k``, or the deprecated ``max_features`` when that was passed instead (with a warning)."""
+        if self.max_features == "deprecated":
+            return self.k
+        if self.k is not None:
+            raise ValueError("RLS2Selector: pass k only (max_features is its deprecated name), not both")
+        warnings.warn("RLS2Selector(max_features=...) is deprecated; use k=... (the name EasyMKLSelector "
+                      "and scikit-learn's SelectKBest use)", DeprecationWarning, stacklevel=3)
+        return self.max_features
+
     def _get_support_mask(self):
         check_is_fitted(self)
         mask = self.feature_weights_ > 0
-        if self.max_features is not None and mask.sum() > self.max_features:
-            keep = np.argsort(-self.feature_weights_, kind="stable")[: self.max_features]
+        if self.k_ is not None and mask.sum() > self.k_:
+            keep = np.argsort(-self.feature_weights_, kind="stable")[: self.k_]
             mask = np.zeros_like(mask)
             mask[keep] = True
         return mask

@@ -4,8 +4,8 @@ Both solvers minimise (spec §1.1, eq. 2.2)
 
     F(c) = sum_i C_i L(y_i, (Kc)_i) + c'Kc / 2
 
-for the losses of ``stairsense.models._losses`` and any of the kernel representations of
-``stairsense.models._kernel_access``:
+for the losses of ``stairsense.models.kernel_machines._losses`` and any of the kernel representations of
+``stairsense.models.kernel_machines._kernel_access``:
 
 * ``method="fp"``: the fixed-point (non-linear Jacobi) iteration ``c <- -J_alpha(alpha Kc - c)``
   of spec §1.4 (eq. 2.10), convergent for ``0 < alpha < 2/||K||_2`` (Thm 9);
@@ -45,7 +45,9 @@ from ._losses import Loss
 __all__ = ["KernelMachineSolution", "kernel_machine_objective", "solve_kernel_machine"]
 
 _METHODS = ("fp", "cd")
-_ORDERS = ("cyclic", "aitken", "random")
+_ORDERS = ("cyclic", "symmetric", "random")
+# The forward-then-backward sweep was first called "aitken" (issue 15: it is no Aitken acceleration).
+_DEPRECATED_ORDERS = {"aitken": "symmetric"}
 # Consecutive zero steps before coordinate descent leaves a coordinate out (shrinking).
 _SHRINK_AFTER = 2
 
@@ -137,7 +139,7 @@ def _sweep_order(order, indices, sweep, rng):
     """Index order of one sweep over ``indices``; every rule is essentially cyclic (spec §1.5, T <= 2l)."""
     if order == "cyclic":
         return indices
-    if order == "aitken":
+    if order == "symmetric":
         return indices if sweep % 2 == 0 else indices[-2::-1]
     return rng.permutation(indices)
 
@@ -207,9 +209,10 @@ def solve_kernel_machine(
         Parameters of the epsilon-insensitive and Huber losses.
     method : {"cd", "fp"}, default="cd"
         Coordinate descent (needs a separable f, always the case here) or fixed point.
-    order : {"random", "cyclic", "aitken"}, default="random"
+    order : {"random", "cyclic", "symmetric"}, default="random"
         Coordinate order per sweep (``method="cd"``): a fresh random permutation, 1..l, or
-        the Aitken double sweep 1..l, l-1..1.
+        the symmetric sweep, forward 1..l then backward l-1..1 on alternate sweeps.
+        ``"aitken"``, its former name, still works but is deprecated.
     alpha : {"trace", "spectral"} or float, default="trace"
         Fixed-point step: ``1/tr K``, ``1/||K||_2``, or a number in ``(0, 2/||K||_2)`` (Thm 9).
     tol : float, default=1e-6
@@ -255,21 +258,9 @@ def solve_kernel_machine(
         loss = Loss(loss, epsilon=epsilon, delta=delta)
     y = _check_targets(loss, y, n)
     C_vec = _per_sample_C(C, sample_weight, n)
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
-    if order not in _ORDERS:
-        raise ValueError(f"order must be one of {_ORDERS}, got {order!r}.")
-    if not (isinstance(tol, numbers.Real) and tol >= 0):
-        raise ValueError(f"tol must be a number >= 0, got {tol!r}.")
-    if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
+    order = _check_options(method, order, tol, max_iter)
     diag = np.ascontiguousarray(access.diagonal())
-    c = np.zeros(n) if c0 is None else np.array(c0, dtype=float)
-    if c.shape != (n,):
-        raise ValueError(f"c0 must have shape ({n},), one coefficient per sample; got {c.shape}.")
-    # Spec §1.1: k_ii = 0 means a zero row and column; the example cannot influence Kc.
-    active = np.flatnonzero(diag > 0)
-    c[diag <= 0] = 0.0
+    c, active = _start_coef(c0, diag, n)
 
     history = {"max_change": []}
     if track_objective:
@@ -284,12 +275,44 @@ def solve_kernel_machine(
             use_compiled, callback,
         )
     n_iter, converged = run
+    return _solution(access, loss, y, C_vec, c, n_iter, converged, history, method, tol, max_iter)
+
+
+def _check_options(method, order, tol, max_iter):
+    """Validate the solver options; the canonical name of ``order`` (deprecated names warn)."""
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
+    if order in _DEPRECATED_ORDERS:
+        warnings.warn(f"order={order!r} is deprecated (it is a forward-then-backward sweep, not Aitken "
+                      f"acceleration); use order={_DEPRECATED_ORDERS[order]!r}.", DeprecationWarning, stacklevel=3)
+        order = _DEPRECATED_ORDERS[order]
+    if order not in _ORDERS:
+        raise ValueError(f"order must be one of {_ORDERS}, got {order!r}.")
+    if not (isinstance(tol, numbers.Real) and tol >= 0):
+        raise ValueError(f"tol must be a number >= 0, got {tol!r}.")
+    if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
+    return order
+
+
+def _start_coef(c0, diag, n):
+    """The starting coefficients and the indices of the examples that can move (``k_ii > 0``)."""
+    c = np.zeros(n) if c0 is None else np.array(c0, dtype=float)
+    if c.shape != (n,):
+        raise ValueError(f"c0 must have shape ({n},), one coefficient per sample; got {c.shape}.")
+    # Spec §1.1: k_ii = 0 means a zero row and column; the example cannot influence Kc.
+    c[diag <= 0] = 0.0
+    return c, np.flatnonzero(diag > 0)
+
+
+def _solution(access, loss, y, C_vec, c, n_iter, converged, history, method, tol, max_iter):
+    """Warn when the solver stopped on ``max_iter``; package ``c`` with its fit and objective."""
     if not converged:
         warnings.warn(
             f"{method.upper()} solver did not meet tol={tol:g} within max_iter={max_iter} "
             f"(last max change {history['max_change'][-1]:.3g}). Increase max_iter or tol.",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     weights = access.weights(c) if isinstance(access, LinearKernel) else None
     z = access.matvec(c)

@@ -28,10 +28,10 @@ import sklearn
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.config import PipelineConfig
-from stairsense.features._scaling import make_feature_scaler
-from stairsense.models._easymkl import EasyMKLSelector
-from stairsense.models._komd import KOMDClassifier
+from stairsense.features import make_feature_scaler
+from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig
+
+from ..mkl import EasyMKLSelector, KOMDClassifier
 
 __all__ = [
     "make_stairstep_pipeline",
@@ -42,6 +42,7 @@ __all__ = [
     "ModelFileError",
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
+    "package_version",
 ]
 
 #: Value of the header's ``format`` key; anything else is a foreign file.
@@ -51,11 +52,33 @@ MODEL_FORMAT_VERSION = 1
 # A header is a few kB (79 feature names + config); a first line longer than this is not ours.
 _MAX_HEADER_BYTES = 1 << 20
 
-#: PipelineConfig fields that only affect how a file is read, not the windows or features.
-_READ_ONLY_FIELDS = frozenset({"max_gap_s"})
+# Files pickled before issue 15 name the modules the classes lived in then; unpickling maps them to
+# the modules they moved to, so a model saved by the flat layout still loads.
+_MOVED_MODULES = {
+    "stairsense.config": "stairsense.stream._config",
+    "stairsense.models._stairstep": "stairsense.models.stairstep._model",
+    "stairsense.models._evaluation": "stairsense.models.stairstep._evaluation",
+    "stairsense.models._komd": "stairsense.models.mkl._komd",
+    "stairsense.models._easymkl": "stairsense.models.mkl._easymkl",
+    "stairsense.models._simplex": "stairsense.models.mkl._simplex",
+    "stairsense.models._kernel_access": "stairsense.models.kernel_machines._kernel_access",
+    "stairsense.models._kernel_machines": "stairsense.models.kernel_machines._solver",
+    "stairsense.models._kernel_machine_estimators": "stairsense.models.kernel_machines._estimators",
+    "stairsense.models._losses": "stairsense.models.kernel_machines._losses",
+    "stairsense.models._rls2": "stairsense.models.kernel_machines._rls2",
+    "stairsense.models._simplex_pairwise": "stairsense.models.kernel_machines._simplex_pairwise",
+    "stairsense.models._admm_mtl": "stairsense.models.multitask._admm_mtl",
+    "stairsense.models._mtl_task_solvers": "stairsense.models.multitask._task_solvers",
+}
 
 
-def _package_version() -> str:
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        return super().find_class(_MOVED_MODULES.get(module, module), name)
+
+
+def package_version() -> str:
+    """The installed stairsense version, written into model files and exported-model metadata."""
     try:
         return metadata.version("stairsense")
     except metadata.PackageNotFoundError:  # running from a source tree that was never installed
@@ -191,7 +214,7 @@ class StairstepModel:
             "subjects": subjects,
             "sources": [str(s) for s in sources],
             "params": {k: _jsonable(v) for k, v in pipeline.get_params(deep=True).items() if "__" in k},
-            "stairsense_version": _package_version(),
+            "stairsense_version": package_version(),
             "trained_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
         return cls(pipeline, config, feature_names, summary)
@@ -236,14 +259,14 @@ class StairstepModel:
             return self.config
         ours, theirs = self.config.to_dict(), config.to_dict()
         diffs = [f"{k}: model {ours[k]!r}, given {theirs[k]!r}" for k in ours
-                 if k not in _READ_ONLY_FIELDS and ours[k] != theirs[k]]
+                 if k not in READ_ONLY_FIELDS and ours[k] != theirs[k]]
         if diffs:
             raise ValueError(
                 "the replay configuration differs from the one this model was trained with, so its windows "
                 f"and features would not match the training set ({'; '.join(diffs)}); replay with the "
                 "model's configuration (omit --config) or retrain with the new one"
             )
-        return self.config.replace(**{k: theirs[k] for k in _READ_ONLY_FIELDS})
+        return self.config.replace(**{k: theirs[k] for k in READ_ONLY_FIELDS})
 
     def header(self) -> dict[str, Any]:
         """The JSON-serialisable description written at the head of a saved file."""
@@ -289,7 +312,7 @@ def save_model(model: StairstepModel, path: str | os.PathLike) -> Path:
     header = {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
-        "stairsense_version": _package_version(),
+        "stairsense_version": package_version(),
         "sklearn_version": sklearn.__version__,
         "numpy_version": np.__version__,
         "payload_bytes": len(payload),
@@ -389,7 +412,7 @@ def load_model(path: str | os.PathLike, *, allow_version_mismatch: bool = False)
         raise ModelFileError(f"{path}: corrupt model file (SHA-256 of the payload does not match its header); "
                              "copy the file again or retrain")
     mismatched = [f"{name} {header.get(key)!r} (running {running!r})"
-                  for name, key, running in (("stairsense", "stairsense_version", _package_version()),
+                  for name, key, running in (("stairsense", "stairsense_version", package_version()),
                                              ("scikit-learn", "sklearn_version", sklearn.__version__))
                   if header.get(key) != running]
     if mismatched and not allow_version_mismatch:
@@ -397,7 +420,7 @@ def load_model(path: str | os.PathLike, *, allow_version_mismatch: bool = False)
             f"{path}: written by {', '.join(mismatched)}; pickled estimators may not load correctly across "
             "versions. Retrain with this version, or pass allow_version_mismatch=True to load it anyway"
         )
-    model = pickle.load(io.BytesIO(payload))
+    model = _Unpickler(io.BytesIO(payload)).load()
     if not isinstance(model, StairstepModel):
         raise ModelFileError(f"{path}: the payload holds a {type(model).__name__}, not a StairstepModel")
     return model

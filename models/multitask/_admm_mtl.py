@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from ._mtl_task_solvers import solve_task_dual, solve_task_sgd
+from ._task_solvers import solve_task_dual, solve_task_sgd
 
 __all__ = [
     "ADMMMultiTaskClassifier",
@@ -252,6 +252,17 @@ def _balanced_blocks(sizes, n_blocks):
     return [sorted(g) for g in groups if g]
 
 
+def _task_runner(Xa, signs, task_index, n_tasks, client):
+    """Each task's rows grouped into size-balanced blocks, and the runner that solves them: in this
+    process, or as Dask tasks (two blocks per worker) on ``client``."""
+    rows = [np.flatnonzero(task_index == t) for t in range(n_tasks)]
+    sizes = [len(r) for r in rows]
+    n_blocks = 1 if client is None else min(n_tasks, 2 * max(1, len(client.scheduler_info()["workers"])))
+    groups = _balanced_blocks(sizes, n_blocks)
+    blocks = [[(Xa[rows[t]], signs[rows[t]]) for t in g] for g in groups]
+    return (_SerialBlocks(blocks) if client is None else _DaskBlocks(client, blocks)), groups
+
+
 class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
     """Variance-regularised multi-task linear SVM solved by ADMM (spec §4).
 
@@ -472,6 +483,27 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__}: lambda1 and lambda2 are both inf, which leaves no model "
                 "(Eq. 13.3 forces w_0 = v_t = 0). Make at least one of them finite."
             )
+        Xa, signs, task_index = self._training_data(X, y, tasks)
+        n_tasks = len(self.tasks_)
+        runner, groups = _task_runner(Xa, signs, task_index, n_tasks, client)
+        Z, eta, primal, dual, converged = self._iterate(runner, groups, n_tasks, Xa.shape[1], Xa.shape[0], callback)
+        if not converged:
+            warnings.warn(
+                f"{type(self).__name__}: ADMM stopped at max_iter={self.max_iter} with primal residual "
+                f"{primal[-1]:.3g} and dual residual {dual[-1]:.3g} above tolerance. Increase max_iter, "
+                "loosen abs_tol/rel_tol, or use solver='dual' (SGD noise can keep residuals up).",
+                ConvergenceWarning,
+            )
+        self.n_iter_ = len(primal)
+        self.eta_ = float(eta)
+        self.primal_residuals_ = np.asarray(primal)
+        self.dual_residuals_ = np.asarray(dual)
+        self._store_models(Z)
+        return self
+
+    def _training_data(self, X, y, tasks):
+        """Validated ``X`` with the bias column, labels as +-1, and each row's task index; sets
+        ``classes_`` and ``tasks_``."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         tasks = self._check_tasks(tasks, X.shape[0], "fit")
         self.classes_, y_index = np.unique(y, return_inverse=True)
@@ -485,19 +517,18 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         if tasks is None:
             tasks = np.zeros(X.shape[0], dtype=int)
         self.tasks_, task_index = np.unique(tasks, return_inverse=True)
-        Xa = self._augment(X)
-        n_tasks, n_dims = len(self.tasks_), Xa.shape[1]
+        return self._augment(X), signs, task_index
+
+    def _iterate(self, runner, groups, n_tasks, n_dims, n_samples, callback):
+        """The ADMM iterations of spec §4.3 until Boyd's residual test, ``max_iter`` or ``callback``.
+
+        Returns ``(Z, eta, primal, dual, converged)``: the last z-iterate, the final penalty and the
+        primal and dual residual of every iteration.
+        """
         rho1, rho2 = variance_regularization_weights(self.lambda1, self.lambda2, n_tasks)
-        rows = [np.flatnonzero(task_index == t) for t in range(n_tasks)]
-        sizes = [len(r) for r in rows]
-        n_blocks = 1 if client is None else min(n_tasks, 2 * max(1, len(client.scheduler_info()["workers"])))
-        groups = _balanced_blocks(sizes, n_blocks)
-        blocks = [[(Xa[rows[t]], signs[rows[t]]) for t in g] for g in groups]
-        runner = _SerialBlocks(blocks) if client is None else _DaskBlocks(client, blocks)
         radius = self.sgd_radius
         if radius is None:
-            m = X.shape[0]
-            radius = np.sqrt(n_tasks * m / self.lambda1) + np.sqrt(m / self.lambda2)
+            radius = np.sqrt(n_tasks * n_samples / self.lambda1) + np.sqrt(n_samples / self.lambda2)
         rng = check_random_state(self.random_state)
 
         eta = self.eta / n_tasks if self.eta_scaling == "tasks" else self.eta
@@ -529,17 +560,11 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
                     break
                 if self.adapt_eta and k <= _BALANCE_ITERATIONS:
                     eta = _balanced_penalty(eta, primal[-1], dual[-1])
-        if not converged:
-            warnings.warn(
-                f"{type(self).__name__}: ADMM stopped at max_iter={self.max_iter} with primal residual "
-                f"{primal[-1]:.3g} and dual residual {dual[-1]:.3g} above tolerance. Increase max_iter, "
-                "loosen abs_tol/rel_tol, or use solver='dual' (SGD noise can keep residuals up).",
-                ConvergenceWarning,
-            )
-        self.n_iter_ = len(primal)
-        self.eta_ = float(eta)
-        self.primal_residuals_ = np.asarray(primal)
-        self.dual_residuals_ = np.asarray(dual)
+        return Z, eta, primal, dual, converged
+
+    def _store_models(self, Z):
+        """Per-task ``coef_``/``intercept_`` from the z-iterate, and the shared model ``w_0``."""
+        n_tasks = len(self.tasks_)
         # Eliminating w_0 from Eq. 13.3 gives w_0 = lambda1/(lambda1+lambda2) * mean(w_t) (spec §4.1 [D]).
         shared = Z.mean(axis=0) / (1.0 + self.lambda2 / self.lambda1)
         n_features = self.n_features_in_
@@ -547,7 +572,6 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = Z[:, n_features].copy() if self.fit_intercept else np.zeros(n_tasks)
         self.shared_coef_ = shared[:n_features].copy()
         self.shared_intercept_ = float(shared[n_features]) if self.fit_intercept else 0.0
-        return self
 
     def decision_function(self, X, tasks=None):
         """Signed distance to each row's task hyperplane.

@@ -2,7 +2,7 @@
 
 One call runs the coordinate steps of one sweep in the given index order and writes the
 change ``h_i`` of every visited coordinate into ``h``.  The Python driver in
-``stairsense.models._kernel_machines`` chooses the orders, checks the stopping rule and
+``stairsense.models.kernel_machines._solver`` chooses the orders, checks the stopping rule and
 records the history; ``_kernel_machines._reference_sweep`` is the pure-numpy twin that the
 tests compare these loops against.  Indices with ``k_ii = 0`` must not be in ``order``
 (spec §1.1: such an example has a zero row and column and is dropped).

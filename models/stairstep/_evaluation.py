@@ -26,8 +26,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
 
-from stairsense.features._scaling import make_feature_scaler
-from stairsense.models._stairstep import make_stairstep_pipeline
+from stairsense.features import make_feature_scaler
+
+from ._model import make_stairstep_pipeline
 
 __all__ = [
     "PROTOCOLS",
@@ -69,7 +70,7 @@ def make_classifier(name: str, *, k=49, random_state=None) -> Pipeline:
     name : {"dt", "knn", "komd"}
         ``"dt"``: ``DecisionTreeClassifier(criterion="entropy")``, only an approximation of C4.5
         (J48 uses gain ratio and pessimistic pruning). ``"knn"``: k-nearest neighbours (IBk).
-        ``"komd"``: :func:`~stairsense.models._stairstep.make_stairstep_pipeline`.
+        ``"komd"``: :func:`~stairsense.models.make_stairstep_pipeline`.
     k : int or "all", default=49
         Features EasyMKL keeps for KOMD (ignored by the baselines, which see every feature as in
         the thesis's table).

@@ -193,7 +193,7 @@ class EasyMKL(BinaryDecisionMixin, ClassifierMixin, BaseEstimator):
     gamma_dist_ : ndarray of shape (l,)
         γ of the final KOMD solve.
     support_, support_vectors_, dual_coef_, theta_, intercept_ :
-        As in :class:`~stairsense.models._komd.KOMDClassifier`, for the learned kernel.
+        As in :class:`~stairsense.models.KOMDClassifier`, for the learned kernel.
     n_features_in_ : int
 
     Notes
@@ -363,9 +363,9 @@ class EasyMKLSelector(SelectorMixin, BaseEstimator):
     Spec §2.5(a) and addendum §2.5: with K_r = x^(r)x^(r)ᵀ (columns divided by √(tr(K_r)/l), the RMS,
     when ``trace_normalize``), Σ_r K_r = XXᵀ, so EasyMKL's KOMD is
     min_{γ∈Γ̂} (1 − Λ)‖Xᵀ(y∘γ)‖² + Λ‖γ‖², solved in O(n·d) per iteration: for Λ > 0 by L-BFGS on its
-    d-dimensional dual (:func:`~stairsense.models._simplex.solve_komd_linear_dual`, about 70
+    d-dimensional dual (:func:`~stairsense.models.mkl._simplex.solve_komd_linear_dual`, about 70
     iterations whatever n), for Λ = 0 by accelerated projected gradient with two simplex projections
-    (:func:`~stairsense.models._simplex.solve_komd_projected_gradient`, which needs hundreds of
+    (:func:`~stairsense.models.mkl._simplex.solve_komd_projected_gradient`, which needs hundreds of
     iterations at n = 10⁴ because the primal's conditioning grows with n/Λ); and
     d_r = ((Xᵀ(y∘γ))_r)², the squared gap of the γ-weighted class means of feature r. Weights follow
     §2.2 step 5 as in :class:`EasyMKL`, which gives the same ranking on explicit rank-one kernels.

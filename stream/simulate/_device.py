@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._orientation import rotate_by_quaternion
-from ._sim_gait import GaitTimeline, require_fields
+from .._orientation import rotate_by_quaternion
+from ._gait import GaitTimeline, require_fields
 
 __all__ = ["PLACEMENTS", "SensorModel", "DeviceTimeline"]
 

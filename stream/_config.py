@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["PipelineConfig", "config_file_section"]
+__all__ = ["PipelineConfig", "READ_ONLY_FIELDS", "config_file_section"]
 
 #: Sections a configuration file may carry beside ``pipeline`` (``stairsense energy optimise`` writes
 #: them): options of ``train`` and ``export``, and the energy estimate that chose them.
@@ -20,6 +20,10 @@ FILE_SECTIONS = ("pipeline", "train", "export", "energy")
 Smoothing = Literal["time", "count", "none"]
 Orientation = Literal["auto", "rotvec", "ahrs", "mizell", "linear", "vertical"]
 Segmentation = Literal["pattern", "sliding"]
+
+#: PipelineConfig fields that only affect how a file is read, not the windows or features: a model
+#: trained with one value replays (and exports) fine with another.
+READ_ONLY_FIELDS = frozenset({"max_gap_s"})
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def solve_komd_precomputed(K, y, lam, *, tol=1e-8):
         on 5,000 RBF points. Known weak spot: Λ ≲ 1e-4 with overlapping class hulls and a low-rank
         K (e.g. linear, l ≫ d) has an optimum near 0 that is not unique, and SMO then needs
         seconds even for l = 18; use Λ ≥ 1e-3 there, or the first-order solver
-        ``stairsense.models._simplex.solve_komd_projected_gradient``.
+        ``stairsense.models.mkl._simplex.solve_komd_projected_gradient``.
 
     Returns
     -------
@@ -193,7 +193,7 @@ class KOMDClassifier(BinaryDecisionMixin, ClassifierMixin, BaseEstimator):
 
     See Also
     --------
-    stairsense.models._easymkl.EasyMKL : KOMD on a learned combination of kernels.
+    stairsense.models.EasyMKL : KOMD on a learned combination of kernels.
 
     Notes
     -----

@@ -2,7 +2,7 @@
 
 ``KernelMachineClassifier`` and ``KernelMachineRegressor`` fit ``g(x) = sum_i c_i K(x_i, x) + b``
 by minimising ``C sum_i w_i L(y_i, g(x_i)) + ||g||^2/2`` with the fixed-point or
-coordinate-descent solver of ``stairsense.models._kernel_machines``.
+coordinate-descent solver of ``stairsense.models.kernel_machines._solver``.
 
 The thesis's problem has no bias (spec erratum E9).  ``fit_intercept=True`` adds one the
 way LIBLINEAR does, as a *regularised* bias: the kernel becomes ``K + s^2`` (for the
@@ -24,7 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._kernel_access import LinearKernel, PrecomputedKernel
-from ._kernel_machines import solve_kernel_machine
+from ._solver import solve_kernel_machine
 from ._losses import Loss
 
 __all__ = ["KernelMachineClassifier", "KernelMachineRegressor"]
@@ -44,7 +44,7 @@ class _BaseKernelMachine(BaseEstimator):
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
         "solver": [StrOptions({"cd", "fp"})],
-        "order": [StrOptions({"cyclic", "aitken", "random"})],
+        "order": [StrOptions({"cyclic", "symmetric", "random", "aitken"}, deprecated={"aitken"})],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
@@ -195,10 +195,11 @@ class KernelMachineClassifier(ClassifierMixin, _BaseKernelMachine):
         ``s`` of the regularised bias.
     solver : {"cd", "fp"}, default="cd"
         Coordinate descent (spec §1.5) or fixed point (spec §1.4, step ``1/tr K``).
-    order : {"random", "cyclic", "aitken"}, default="random"
-        Coordinate order of ``solver="cd"``.
+    order : {"random", "cyclic", "symmetric"}, default="random"
+        Coordinate order of ``solver="cd"`` (``"symmetric"``: forward then backward sweeps;
+        its former name ``"aitken"`` is deprecated).
     tol : float, default=1e-6
-        Stopping rule ``max |h| <= tol max(1, max |c|)`` (``_kernel_machines`` docstring).
+        Stopping rule ``max |h| <= tol max(1, max |c|)`` (``_solver`` docstring).
     max_iter : int, default=1000
         Maximum sweeps / fixed-point steps per output.
     warm_start : bool, default=False

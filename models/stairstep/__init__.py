@@ -1,0 +1,41 @@
+"""The stair-step application: the trained model and how it is evaluated (spec donini §3.6-§3.9).
+
+``make_stairstep_pipeline`` composes the families below it ([-1, 1] scaling, EasyMKL top-k
+selection, RBF KOMD: spec donini-easymkl-komd-climbtheworld-admm §3.6, §3.9, §3.7);
+``StairstepModel`` binds that pipeline to the front-end configuration it was trained for and is
+saved and loaded with integrity checks; ``evaluate_protocol`` runs the §3.7 protocols and baselines.
+It lives in ``models/`` (not in the top ``stairsense`` package) because it only needs models,
+features and the configuration type, and the export layer above must load it; it is its own
+sub-package because it is an application of the MKL family, not a learning algorithm.
+"""
+from ._evaluation import CLASSIFIERS, PROTOCOLS, CVResult, default_grid, evaluate_protocol, make_classifier, stair_scores
+from ._model import (
+    MODEL_FORMAT,
+    MODEL_FORMAT_VERSION,
+    ModelFileError,
+    StairstepModel,
+    load_model,
+    make_stairstep_pipeline,
+    package_version,
+    read_model_header,
+    save_model,
+)
+
+__all__ = [
+    "StairstepModel",
+    "make_stairstep_pipeline",
+    "save_model",
+    "load_model",
+    "read_model_header",
+    "ModelFileError",
+    "MODEL_FORMAT",
+    "MODEL_FORMAT_VERSION",
+    "package_version",
+    "evaluate_protocol",
+    "CVResult",
+    "make_classifier",
+    "default_grid",
+    "stair_scores",
+    "PROTOCOLS",
+    "CLASSIFIERS",
+]

@@ -1,0 +1,35 @@
+"""``stairsense evaluate``: cross-validate a classifier on labelled recordings."""
+from __future__ import annotations
+
+import sys
+
+from ._cli_common import DATA_HELP, add_config_args, config_from_args, emit
+
+
+def cmd_evaluate(args) -> int:
+    from stairsense._train import evaluate
+
+    result = evaluate(args.data, config_from_args(args), protocol=args.protocol, classifier=args.classifier, k=args.k,
+                      n_outer=args.folds, random_state=args.seed, progress=not args.json and sys.stderr.isatty())
+    text = (f"{args.classifier} {args.protocol}: {result['n_windows']} windows ({result['n_stair']} STAIR); STAIR "
+            f"precision {result['precision_mean']:.3f}±{result['precision_std']:.3f}, recall "
+            f"{result['recall_mean']:.3f}±{result['recall_std']:.3f}, F1 {result['f1_mean']:.3f}±{result['f1_std']:.3f} "
+            f"(F1 of mean P,R: {result['f1_of_means']:.3f})")
+    emit(args, result, text)
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    """Register ``stairsense evaluate``."""
+    p = subparsers.add_parser("evaluate", help="cross-validate a classifier on labelled recordings",
+                       description="Nested evaluation of the thesis's classifiers: leave-subjects-out (honest) or "
+                                   "nested stratified 10-fold CV; STAIR precision, recall and F1 as mean ± std.")
+    p.add_argument("data", nargs="+", metavar="DATA", help=DATA_HELP)
+    add_config_args(p)
+    p.add_argument("--protocol", choices=["loso", "nested-cv"], default="loso", help="default loso")
+    p.add_argument("--classifier", choices=["komd", "knn", "dt"], default="komd", help="default komd")
+    p.add_argument("--k", type=int, default=49, help="features EasyMKL keeps for KOMD (default 49)")
+    p.add_argument("--folds", type=int, help="outer folds (default: one per subject for loso, 10 for nested-cv)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    p.set_defaults(func=cmd_evaluate)

@@ -1,0 +1,79 @@
+"""``stairsense export``: a trained model to ONNX for the phone, or ``--inspect`` an exported one."""
+from __future__ import annotations
+
+import json
+
+from ._cli_common import emit
+
+
+_METADATA_HEADROOM = 2048  # bytes of metadata (configuration, feature names, training summary)
+
+
+def cmd_export(args) -> int:
+    from stairsense.export import export_model, inspect_model
+
+    if args.inspect:
+        info = inspect_model(args.model)
+        emit(args, info, json.dumps(info, indent=2, default=str))
+        return 0
+    if not args.out:
+        raise ValueError("export needs --out FILE.onnx (or --inspect to read an exported model)")
+    validation = None
+    if args.validation:
+        from stairsense.stream import read_log
+
+        validation = [read_log(p) for p in args.validation]
+    from stairsense.export import support_budget
+    from stairsense.models import load_model
+
+    model = load_model(args.model)
+    if args.precision is None:  # a configuration file from `stairsense energy optimise` may choose it
+        from stairsense.stream import config_file_section
+
+        args.precision = config_file_section(args.config, "export").get("precision", "int8") if args.config else "int8"
+    budget = int(args.max_kb * 1024)
+    headroom = _METADATA_HEADROOM
+    for _ in range(2):
+        support = args.max_support_vectors
+        if support is None and budget:
+            support = support_budget(model, budget - headroom, args.precision)
+        report = export_model(model, args.out, precision=args.precision, ort=args.ort, validation=validation,
+                              max_support_vectors=support)
+        if not budget or args.max_support_vectors is not None or report.size_bytes <= budget:
+            break
+        # The metadata took more than the headroom: budget the graph by what it really took.
+        headroom += report.size_bytes - budget + 256
+    if budget and report.size_bytes > budget:
+        raise ValueError(f"{report.path} is {report.size_bytes} bytes, over --max-kb {args.max_kb:g}; "
+                         "pass a smaller --max-support-vectors or a larger --max-kb")
+    parity = report.parity
+    emit(args, report.to_dict(),
+          f"wrote {report.path}: {report.size_bytes / 1024:.1f} KB, {report.precision}, {report.n_features} features, "
+          f"{report.n_support_vectors}/{report.n_support_vectors_trained} support vectors; parity {parity}"
+          + (f"\nwrote {report.ort_path}: {report.ort_size_bytes / 1024:.1f} KB (ORT format)" if report.ort_path else ""))
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    """Register ``stairsense export``."""
+    p = subparsers.add_parser("export", help="export a trained model to ONNX for the phone (or --inspect one)",
+                       description="Write one ONNX graph: a window's standardized samples [n, 3] -> the selected "
+                                   "features, [-1, 1] scaling and the KOMD RBF decision -> score and STAIR flag. "
+                                   "Every export is checked against the Python model and refused if it disagrees.")
+    p.add_argument("model", metavar="MODEL", help="a model from `stairsense train` (with --inspect: an .onnx file)")
+    p.add_argument("--out", metavar="ONNX", help="output .onnx file")
+    p.add_argument("--precision", choices=["fp32", "fp16", "int8"],
+                   help="storage of the support vectors (default: the --config file's export.precision, else int8)")
+    p.add_argument("--config", metavar="FILE", help="a configuration file with an 'export' section (from "
+                   "stairsense energy optimise) choosing --precision")
+    p.add_argument("--max-kb", type=float, default=32.0,
+                   help="size budget: keep as many support vectors as fit (default 32; 0 = keep all)")
+    p.add_argument("--max-support-vectors", type=int, metavar="N",
+                   help="keep the N support vectors with the largest weight (coefficients refitted): smaller "
+                        "model, accuracy cost reported; overrides --max-kb")
+    p.add_argument("--ort", action="store_true", help="also write the ORT-format twin for mobile minimal builds")
+    p.add_argument("--validation", nargs="+", metavar="LOG", help="logs whose windows check parity "
+                   "(default: a simulated 4-minute log)")
+    p.add_argument("--inspect", action="store_true", help="print an exported model's metadata instead")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_export)

@@ -1,0 +1,119 @@
+"""``stairsense replay``: run a log through the front end (optionally a model) and report."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from stairsense.stream import PipelineConfig
+
+from ._cli_common import add_config_args, config_from_args, emit
+
+
+def _load_model(path, config: PipelineConfig):
+    """A model for replay and the configuration to replay with: ``.onnx``/``.ort`` files run through
+    ONNX Runtime (the phone's path), other files are ``stairsense train`` models."""
+    if Path(path).suffix in (".onnx", ".ort"):
+        from stairsense.export import OnnxStairModel
+
+        model = OnnxStairModel(path, config=config)
+        return model, model.config
+    from stairsense.models import load_model
+
+    model = load_model(path)
+    return model, model.check_config(config)
+
+
+def cmd_replay(args) -> int:
+    from stairsense.pipeline import replay
+
+    config = config_from_args(args)
+    model = None
+    if args.model:
+        model, config = _load_model(args.model, config)
+    plot = _ReplayPlot(args.plot_seconds) if args.plot else None
+    report = replay(args.log, config, model=model, repair=tuple(args.repair or ()),
+                    progress=not args.json and sys.stderr.isatty(), on_windows=plot)
+    if plot is not None:
+        plot.save(args.plot, report, config)
+    lines = [
+        f"{report.source}: {report.samples} samples, {report.duration_s:.1f} s, {report.segments} segment(s), "
+        f"orientation {report.method}",
+        f"windows: {report.windows} candidates, {report.kept} kept, rejected {report.rejected}",
+        f"candidate steps per minute: {report.steps_per_minute:.1f}",
+    ]
+    if report.truth_steps is not None:
+        lines.append(f"ground truth: {report.truth_steps} steps; matched {report.matched}, precision "
+                     f"{report.precision:.3f}, recall {report.recall:.3f}, count error {100 * report.count_error:.2f}%")
+    if report.stair_steps is not None:
+        truth = f" (truth {report.truth_stair_steps})" if report.truth_stair_steps is not None else ""
+        lines.append(f"stair steps: {report.stair_steps}{truth}")
+    emit(args, report.to_dict(), "\n".join(lines))
+    return 0
+
+
+class _ReplayPlot:
+    """Collects the first seconds of the vertical signal and every window for ``--plot``."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.t, self.z, self.windows, self.durations, self.status = [], [], [], [], []
+        self.t0 = None
+
+    def __call__(self, result, chunk):
+        import numpy as np
+
+        std, windows = result.standardized, result.windows
+        if self.t0 is None and len(std.t_ns):
+            self.t0 = int(std.t_ns[0])
+        self.durations.append(windows.duration_s)
+        self.status.append(windows.status)
+        if self.t0 is None:
+            return
+        limit = self.t0 + int(self.seconds * 1e9)
+        keep = std.t_ns < limit
+        self.t.append((std.t_ns[keep] - self.t0) / 1e9)
+        self.z.append(std.vertical[keep])
+        early = windows.t_start_ns < limit
+        self.windows.append(np.c_[(windows.t_start_ns[early] - self.t0) / 1e9, (windows.t_end_ns[early] - self.t0) / 1e9,
+                                  windows.status[early]])
+
+    def save(self, path, report, config):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import numpy as np
+
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6.5), gridspec_kw={"height_ratios": [2, 1]})
+        if self.t:
+            top.plot(np.concatenate(self.t), np.concatenate(self.z), lw=0.8, color="0.2")
+            for start, end, status in np.concatenate(self.windows):
+                color = "tab:green" if status == 0 else "tab:red"
+                top.axvspan(start, end, color=color, alpha=0.15, lw=0)
+                top.axvline(start, color=color, lw=0.6, alpha=0.6)
+        top.set(xlabel="seconds", ylabel="vertical dynamic acc. (m/s²)",
+                title=f"{Path(report.source).name}: first {self.seconds:g} s; kept windows green, rejected red")
+        durations = np.concatenate(self.durations) if self.durations else np.zeros(0)
+        bottom.hist(durations[durations < 4], bins=80, color="tab:blue")
+        for bound in (config.min_step_s, config.max_step_s):
+            bottom.axvline(bound, color="tab:red", ls="--")
+        bottom.set(xlabel="window duration (s); dashed: duration filter", ylabel="windows")
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+
+def add_parser(subparsers) -> None:
+    """Register ``stairsense replay``."""
+    p = subparsers.add_parser("replay", help="run a log through the front end and report windows and steps",
+                       description="Stream a canonical log (.csv/.csv.gz) through smoothing, standardization and "
+                                   "segmentation exactly as the phone does; with --model, count stair steps.")
+    p.add_argument("log", metavar="LOG", help="canonical sensor log (.csv or .csv.gz)")
+    add_config_args(p)
+    p.add_argument("--model", metavar="MODEL", help="a model from `stairsense train` (or an exported .onnx)")
+    p.add_argument("--repair", nargs="+", choices=["drop-nan", "split-gaps"], metavar="REPAIR",
+                   help="fix instead of failing: drop-nan, split-gaps (restart the front end after each gap)")
+    p.add_argument("--plot", metavar="PNG", help="save a plot of the vertical signal, windows and durations")
+    p.add_argument("--plot-seconds", type=float, default=30.0, help="seconds of signal in the plot (default 30)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_replay)

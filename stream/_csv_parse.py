@@ -1,0 +1,269 @@
+"""Parsing a canonical log into validated blocks that keep their file line numbers.
+
+Reading parses with Arrow's streaming CSV reader (the fastest candidate measured by
+``benchmarks/bench_read.py``). Arrow does not say on which line a value failed, so when a block
+fails to parse the offending block is re-scanned line by line to name the exact line; the slow path
+runs only on bad input.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from ._csv_format import _GROUPS, _KNOWN, _META_PREFIX, LogFormatError
+from ._csv_report import ReadReport
+from ._log import STANDARD_GRAVITY, Activity
+
+# Median |acc| of any real recording with gravity included is ~9.8 m/s² or ~1 g; 4 splits the two
+# with a wide margin on both sides (even free fall and hard running keep the median far from it).
+_UNITS_SPLIT = 4.0
+_VALID_LABELS = np.array(sorted(int(a) for a in Activity))
+# Bytes of text the parser converts at a time. ~4 MB (about 100 k samples) parsed fastest in
+# benchmarks/bench_read.py; larger blocks fall out of cache, smaller ones pay per-block overhead.
+_BLOCK_BYTES = 1 << 22
+# What the fast parser accepts, for the slow re-scan that names the bad line: Python's int() and
+# float() are laxer (underscores, int64 overflow), so they cannot be the judge.
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|NaN|inf|Inf|infinity)")
+
+
+# reading: header
+
+
+@dataclass
+class _Header:
+    path: Path
+    meta: dict
+    columns: list[str]
+    first_data_line: int  # 1-based line number of the first sample
+
+
+def _open_text(path: Path):
+    return gzip.open(path, "rt", newline="") if path.name.endswith(".gz") else open(path, newline="")
+
+
+def _read_header(path: Path) -> _Header:
+    if not path.exists():
+        raise LogFormatError(path, None, "no such file; check the path (logs end in .csv or .csv.gz)")
+    if path.is_dir():
+        raise LogFormatError(path, None, "is a folder, not a log file; pass the .csv or .csv.gz file")
+    try:
+        with _open_text(path) as fh:
+            first = fh.readline()
+            second = fh.readline() if first.startswith(_META_PREFIX) else None
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        raise LogFormatError(path, None, f"cannot be read as {'gzip ' if path.suffix == '.gz' else ''}"
+                             f"text ({exc}); a .gz name needs gzip content, other names plain CSV") from exc
+    if not first:
+        raise LogFormatError(path, 1, "the file is empty; expected a header line such as 't_ns,ax,ay,az'")
+    meta, line = {}, 1
+    if second is not None:
+        try:
+            meta = json.loads(first[len(_META_PREFIX):])
+        except json.JSONDecodeError as exc:
+            raise LogFormatError(path, 1, f"the '# meta:' line is not valid JSON ({exc}); fix or delete it")
+        if not isinstance(meta, dict):
+            raise LogFormatError(path, 1, f"the '# meta:' line must hold a JSON object, got {type(meta).__name__}")
+        first, line = second, 2
+        if not first:
+            raise LogFormatError(path, 2, "the file ends after the '# meta:' line; expected a header line "
+                                 "such as 't_ns,ax,ay,az'")
+    columns = [c.strip() for c in first.rstrip("\r\n").split(",")]
+    _check_columns(path, line, columns)
+    return _Header(path, meta, columns, line + 1)
+
+
+def _check_columns(path: Path, line: int, columns: list[str]) -> None:
+    expected = "t_ns,ax,ay,az[,gx,gy,gz][,qx,qy,qz,qw][,lx,ly,lz][,label]"
+    dup = sorted({c for c in columns if columns.count(c) > 1})
+    if dup:
+        raise LogFormatError(path, line, f"header repeats column(s) {dup}; each column may appear once")
+    unknown = [c for c in columns if c not in _KNOWN]
+    if unknown:
+        raise LogFormatError(path, line, f"header has unknown column(s) {unknown}; expected {expected} "
+                             "(is this line data instead of a header?)")
+    for fname, group in _GROUPS.items():
+        present = [c for c in group if c in columns]
+        required = fname in ("t_ns", "acc")
+        if (required or present) and len(present) != len(group):
+            missing = [c for c in group if c not in columns]
+            why = "is required" if required else "is all-or-nothing"
+            raise LogFormatError(path, line, f"header lacks column(s) {missing}: the {fname} group "
+                                 f"{list(group)} {why}; expected {expected}")
+
+
+# reading: blocks
+
+
+@dataclass
+class _Block:
+    """Parsed rows of one stretch of the file and their 1-based file line numbers.
+
+    Rows read straight from the file sit on consecutive lines from ``line0``; the per-row array
+    ``explicit`` exists only after a repair dropped or moved rows, which keeps the fast path free
+    of an 8-byte-per-sample line array.
+    """
+
+    t: np.ndarray
+    fields: dict[str, np.ndarray]
+    line0: int
+    explicit: np.ndarray | None = None
+
+    def line(self, i: int) -> int:
+        return int(self.explicit[i]) if self.explicit is not None else self.line0 + int(i)
+
+    def lines(self) -> np.ndarray:
+        if self.explicit is not None:
+            return self.explicit
+        return np.arange(self.line0, self.line0 + len(self), dtype=np.int64)
+
+    def take(self, idx) -> "_Block":
+        fields = {k: v[idx] for k, v in self.fields.items()}
+        if isinstance(idx, slice) and self.explicit is None:
+            return _Block(self.t[idx], fields, self.line0 + idx.indices(len(self))[0])
+        return _Block(self.t[idx], fields, 0, self.lines()[idx])
+
+    def __len__(self) -> int:
+        return int(self.t.size)
+
+
+def _join(blocks: list[_Block]) -> _Block:
+    """Concatenate blocks; line numbers stay implicit while the blocks are back to back in the file."""
+    if len(blocks) == 1:
+        return blocks[0]
+    contiguous = all(a.explicit is None and b.explicit is None and b.line0 == a.line0 + len(a)
+                     for a, b in zip(blocks[:-1], blocks[1:]))
+    return _Block(np.concatenate([b.t for b in blocks]),
+                  {k: np.concatenate([b.fields[k] for b in blocks]) for k in blocks[0].fields},
+                  blocks[0].line0, None if contiguous else np.concatenate([b.lines() for b in blocks]))
+
+
+def _arrow_types(columns: list[str]) -> dict[str, pa.DataType]:
+    return {c: pa.int64() if c in ("t_ns", "label") else pa.float64() for c in columns}
+
+
+def _iter_batches(header: _Header, block_bytes: int) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """Yield ``(first_line, batch)``; on a parse failure name the exact line by a slow re-scan."""
+    path = header.path
+    read_opts = pacsv.ReadOptions(column_names=header.columns, skip_rows=header.first_data_line - 1,
+                                  block_size=block_bytes, use_threads=False)
+    parse_opts = pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False)
+    # No null markers: an empty field must fail rather than become a silent missing value.
+    convert_opts = pacsv.ConvertOptions(column_types=_arrow_types(header.columns), null_values=[],
+                                        strings_can_be_null=False)
+    line = header.first_data_line
+    try:
+        # A memory map lets the parser read plain files in place: half the CPU of a file stream and no
+        # read-ahead copies (measured in benchmarks/bench_read.py). gzip must stream through a decoder.
+        source = (pa.input_stream(str(path), compression="gzip") if path.name.endswith(".gz")
+                  else pa.memory_map(str(path)))
+        with pacsv.open_csv(source, read_options=read_opts, parse_options=parse_opts,
+                            convert_options=convert_opts) as reader:
+            for batch in reader:
+                yield line, batch
+                line += batch.num_rows
+    except (pa.ArrowInvalid, OSError) as exc:
+        if "Empty CSV file" in str(exc):
+            return
+        _rescan(header, line, exc)
+
+
+def _rescan(header: _Header, from_line: int, exc: Exception):
+    """Parse lines from ``from_line`` on one at a time and raise on the first bad one."""
+    path, ncol = header.path, len(header.columns)
+    types = _arrow_types(header.columns)
+    try:
+        with _open_text(path) as fh:
+            for lineno, text in enumerate(fh, start=1):
+                if lineno < from_line:
+                    continue
+                _check_line(path, lineno, text.rstrip("\r\n"), header.columns, types, ncol)
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as io_exc:
+        raise LogFormatError(path, None, f"the file is truncated or corrupt ({io_exc}); re-copy or "
+                             "re-export it") from exc
+    raise LogFormatError(path, None, f"the CSV parser failed ({exc}) but no bad line was found after "
+                         f"line {from_line}; please report this file") from exc
+
+
+def _check_line(path, lineno, text, columns, types, ncol):
+    if not text:
+        raise LogFormatError(path, lineno, "blank line; delete it (blank lines are not allowed in a log)")
+    fields = text.split(",")
+    if len(fields) != ncol:
+        raise LogFormatError(path, lineno, f"expected {ncol} values ({','.join(columns)}), got "
+                             f"{len(fields)}: {text[:80]!r}; the line is short, long or truncated")
+    for name, value in zip(columns, fields):
+        value = value.strip(" ")  # the fast parser trims spaces around a value, so do we
+        if types[name] == pa.int64():
+            ok = _INT_RE.fullmatch(value) is not None and -(2**63) <= int(value) < 2**63
+            kind = "an integer within int64"
+        else:
+            ok = _FLOAT_RE.fullmatch(value) is not None
+            kind = "a number"
+        if not ok:
+            raise LogFormatError(path, lineno, f"column {name!r} must be {kind}, got {value!r}; "
+                                 "fix or delete the line")
+
+
+def _blocks(header: _Header, units: str, drop_nan: bool,
+            report: ReadReport) -> Iterator[_Block]:
+    """Parse, check finiteness, labels and units, and convert g to m/s²."""
+    path = header.path
+    units_checked = False
+    # gzip: Arrow reads decoded blocks ahead of the parser; 1 MB blocks cut that queue's memory
+    # 4x at the same CPU (benchmarks/bench_read.py), while memory-mapped plain files queue nothing.
+    gz = path.name.endswith(".gz")
+    for line0, batch in _iter_batches(header, min(_BLOCK_BYTES, 1 << 20) if gz else _BLOCK_BYTES):
+        n = batch.num_rows
+        cols = {name: batch.column(i).to_numpy() for i, name in enumerate(header.columns)}
+        report.rows_read += n
+        block = _Block(cols.pop("t_ns"), cols, line0)
+        floats = [c for c in cols if c != "label"]
+        # Fast path: a nan or inf makes its column sum non-finite. A finite-but-huge sum can overflow
+        # too, which only sends us to the exact per-sample check below.
+        finite = np.ones(n, dtype=bool)
+        with np.errstate(over="ignore"):
+            sums = [cols[c].sum() for c in floats]
+        if not np.isfinite(sums).all():
+            for c in floats:
+                finite &= np.isfinite(cols[c])
+        if not finite.all():
+            if not drop_nan:
+                i = int(np.flatnonzero(~finite)[0])
+                raise LogFormatError(path, block.line(i), "non-finite value (nan or inf); fix the line or "
+                                     "read with repair=('drop-nan',) to drop such samples")
+            report._note("drop-nan", "dropped samples with nan/inf values", block.lines()[~finite])
+            block = block.take(finite)
+        if "label" in cols:
+            bad = ~np.isin(block.fields["label"], _VALID_LABELS)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise LogFormatError(path, block.line(i), f"label {int(block.fields['label'][i])} is "
+                                     f"not an Activity code {_VALID_LABELS.tolist()}; fix the label column")
+        if len(block) and not units_checked:
+            _check_units(path, block.line(0), [block.fields[c] for c in _GROUPS["acc"]], units)
+            units_checked = True
+        if units == "g":
+            block.fields.update({c: block.fields[c] * STANDARD_GRAVITY for c in _GROUPS["acc"]})
+        if len(block):
+            yield block
+
+
+def _check_units(path: Path, line: int, acc: list[np.ndarray], units: str) -> None:
+    with np.errstate(over="ignore"):  # magnitudes past 1e308 are inf, which still reads as "not g"
+        median = float(np.median(np.hypot(np.hypot(acc[0], acc[1]), acc[2])))
+    if units == "m/s2" and median < _UNITS_SPLIT:
+        raise LogFormatError(path, line, f"median |acc| of the first chunk is {median:.3g}, which looks "
+                             "like g, not m/s² (gravity is 9.81 m/s²); read with units='g' to convert")
+    if units == "g" and median >= _UNITS_SPLIT:
+        raise LogFormatError(path, line, f"units='g' was given but median |acc| is {median:.3g}, which "
+                             "looks like m/s² already; drop units='g'")

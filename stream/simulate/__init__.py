@@ -1,0 +1,15 @@
+"""Synthetic sensor logs with exact step truth (spec donini-easymkl-komd-climbtheworld-admm §3.1, §3.5).
+
+A person's gait (``_gait``: walking, stairs up and down, standing, with per-step timing) drives a
+phone sensor model (``_device``: placement, orientation drift, noise, bias, rate jitter) to produce
+a :class:`~stairsense.stream.SensorLog` whose steps are known, for tests and demos where recorded
+data has no per-step labels. Any chunking of ``simulate_chunks`` gives the same samples.
+
+Note: ``stairsense.stream.simulate`` is the function; import this sub-package's names from
+``stairsense.stream`` (``from stairsense.stream import simulate, Person``).
+"""
+from ._device import SensorModel
+from ._gait import Person
+from ._simulate import simulate, simulate_chunks
+
+__all__ = ["simulate", "simulate_chunks", "Person", "SensorModel"]
