@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from stairsense.models import StairstepModel, default_grid, evaluate_protocol, make_classifier
-from stairsense.stream import PipelineConfig, SensorLog, load_uci_hapt, read_log, uci_hapt_dir, with_virtual_sensors
+from stairsense.stream import (
+    PipelineConfig,
+    SensorLog,
+    load_uci_hapt,
+    read_log,
+    read_segments,
+    resolve_orientation,
+    uci_hapt_dir,
+    with_virtual_sensors,
+)
 
 from .pipeline import window_dataset
 
@@ -32,7 +41,8 @@ def _is_uci(path: Path) -> bool:
     return True
 
 
-def load_labelled_logs(paths: Iterable[str | Path]) -> list[SensorLog]:
+def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (), units: str | None = None,
+                       max_gap_s: float | None = None, reports: list | None = None) -> list[SensorLog]:
     """Read labelled recordings: canonical CSV logs with a ``label`` column, or UCI HAPT RawData.
 
     Parameters
@@ -40,6 +50,12 @@ def load_labelled_logs(paths: Iterable[str | Path]) -> list[SensorLog]:
     paths : iterable of str or Path
         ``.csv`` / ``.csv.gz`` canonical logs, or a UCI HAPT ``RawData`` folder (or a folder above
         it), recognised by its ``labels.txt``.
+    repair, units, max_gap_s
+        How canonical logs are read (:func:`~stairsense.stream.read_log`). With ``"split-gaps"``
+        every gap-free segment is a log of its own, keeping its file as the subject (so
+        leave-subjects-out never splits one recording across folds).
+    reports : list, optional
+        Receives the :class:`~stairsense.stream.ReadReport` of each canonical log read.
 
     Returns
     -------
@@ -61,11 +77,20 @@ def load_labelled_logs(paths: Iterable[str | Path]) -> list[SensorLog]:
                              "the RawData folder")
         if not path.exists():
             raise ValueError(f"{path}: no such file")
-        log = read_log(path)
-        if log.label is None:
+        repair = tuple(repair)
+        if "split-gaps" in repair:
+            rest = tuple(r for r in repair if r != "split-gaps")
+            parts, report = read_segments(path, repair=rest, units=units, max_gap_s=max_gap_s, report=True)
+            parts = [replace(p, meta={"subject": str(path), **p.meta}) for p in parts]
+        else:
+            log, report = read_log(path, repair=repair, units=units, max_gap_s=max_gap_s, report=True)
+            parts = [log]
+        if reports is not None:
+            reports.append(report)
+        if parts[0].label is None:
             raise ValueError(f"{path}: no 'label' column; training and evaluation need per-sample activity "
                              "labels (Activity codes)")
-        logs.append(log)
+        logs.extend(parts)
     if not logs:
         raise ValueError("no input given: pass labelled log files or a UCI HAPT RawData folder")
     return logs
@@ -90,13 +115,18 @@ def prepare_logs(logs: Sequence[SensorLog], config: PipelineConfig, *, progress:
     return out
 
 
-def _dataset(paths, config, progress):
-    logs = prepare_logs(load_labelled_logs(paths), config, progress=progress)
-    return window_dataset(logs, config, progress=progress)
+def _dataset(paths, config, progress, read=None):
+    read = read or {}
+    raw = load_labelled_logs(paths, max_gap_s=config.read_gap_s(), **read)
+    logs = prepare_logs(raw, config, progress=progress)
+    # "auto" resolves per log: record what the training windows really used, so a replay on a log
+    # that resolves otherwise is refused instead of silently fed other features.
+    methods = sorted({resolve_orientation(config, log) for log in logs})
+    return window_dataset(logs, config, progress=progress), methods
 
 
 def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, k=49, lam=0.1,
-                          gamma="scale", progress: bool = False) -> StairstepModel:
+                          gamma="scale", progress: bool = False, read: dict | None = None) -> StairstepModel:
     """Fit the stair-step classifier on every labelled window of ``paths``.
 
     Parameters
@@ -109,26 +139,32 @@ def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | 
         EasyMKL's kept features and KOMD's Λ and RBF γ (:func:`make_stairstep_pipeline`).
     progress : bool
         tqdm progress bars.
+    read : dict, optional
+        Keyword arguments of :func:`load_labelled_logs` (``repair``, ``units``, ``reports``).
 
     Returns
     -------
     StairstepModel
+        Its ``summary["orientation_methods"]`` lists the orientation methods the training windows
+        were standardized with (what ``auto`` resolved to).
     """
     from stairsense.models import make_stairstep_pipeline
 
     config = config or PipelineConfig()
     paths = [str(p) for p in paths]
-    ds = _dataset(paths, config, progress)
+    ds, methods = _dataset(paths, config, progress, read)
     if len(set(ds.y.tolist())) < 2:
         raise ValueError(f"the windows of {paths} hold only class {ds.y[:1].tolist()}: training needs both STAIR "
                          "and NO_STAIR windows; add recordings with stairs and with level walking")
-    return StairstepModel.train(make_stairstep_pipeline(k=k, lam=lam, gamma=gamma), ds.X, ds.y, config=config,
-                                feature_names=ds.feature_names, groups=ds.groups, sources=paths)
+    model = StairstepModel.train(make_stairstep_pipeline(k=k, lam=lam, gamma=gamma), ds.X, ds.y, config=config,
+                                 feature_names=ds.feature_names, groups=ds.groups, sources=paths)
+    model.summary["orientation_methods"] = methods
+    return model
 
 
 def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, protocol="loso",
              classifier="komd", k=49, grid="small", n_outer=None, n_inner=5, random_state=0, client=None,
-             n_jobs=1, progress: bool = False) -> dict:
+             n_jobs=1, progress: bool = False, read: dict | None = None) -> dict:
     """Evaluate a Table 12.2 classifier on labelled recordings with a nested protocol (spec §3.7).
 
     Parameters
@@ -145,6 +181,8 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
         Hyper-parameter candidates for the inner selection (:func:`default_grid`).
     n_outer, n_inner, random_state, client, n_jobs, progress
         As in :func:`~stairsense.models.evaluate_protocol`.
+    read : dict, optional
+        As in :func:`train_from_recordings`.
 
     Returns
     -------
@@ -158,7 +196,7 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     without one counts as its own subject.
     """
     config = config or PipelineConfig()
-    ds = _dataset([str(p) for p in paths], config, progress)
+    ds, _ = _dataset([str(p) for p in paths], config, progress, read)
     grid = default_grid(classifier, grid) if isinstance(grid, str) else grid
     if protocol == "nested-cv" and n_outer is None:
         n_outer = 10
