@@ -326,7 +326,9 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     samples, offsets = validation_windows(validation, model.config)
     if offsets.size < 2:
         raise ValueError("the validation set has no windows; pass windows or a log with steps")
-    X = window_features(samples.astype(np.float64), offsets)
+    # Mizell models read two 3-column blocks (vertical, horizontal), 79 features each.
+    X = np.hstack([window_features(samples[:, c : c + 3].astype(np.float64), offsets)
+                   for c in range(0, samples.shape[1], 3)])
     reference = model.decision_function(X)
     exact = precision == "fp32" and stored_head.dual_coef.size == model.pipeline[-1].dual_coef_.size
     scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets)

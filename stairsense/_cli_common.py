@@ -100,7 +100,9 @@ def given_config(args) -> dict:
     if getattr(args, "config", None):
         PipelineConfig.from_file(args.config)  # validates, naming the file
         with open(args.config, encoding="utf-8-sig") as fh:
-            fields.update(json.load(fh))
+            data = json.load(fh)
+        # A sectioned file (from `stairsense energy optimise`) keeps the fields under "pipeline".
+        fields.update(data["pipeline"] if "pipeline" in data else data)
     fields.update({name: getattr(args, flag) for flag, name in _CONFIG_FLAGS if getattr(args, flag, None) is not None})
     return fields
 

@@ -24,6 +24,12 @@ def cmd_export(args) -> int:
     from stairsense.models import load_model
 
     model = load_model(existing_file(args.model, "model file", MODEL_FIX))
+    if args.precision is None:  # a configuration file from `stairsense energy optimise` may choose it
+        from stairsense.stream import config_file_section
+
+        config_file = existing_file(args.config, "configuration file", "pass the JSON that `stairsense energy "
+                                    "optimise --out` wrote") if args.config else None
+        args.precision = config_file_section(config_file, "export").get("precision", "int8") if config_file else "int8"
     validation = None
     if args.validation:
         validation = [log for p in args.validation for log in _validation_logs(p, args, model.config)]
@@ -70,8 +76,10 @@ def add_parser(subparsers) -> None:
                                    "Every export is checked against the Python model and refused if it disagrees.")
     p.add_argument("model", metavar="MODEL", help="a model from `stairsense train` (with --inspect: an .onnx file)")
     p.add_argument("--out", metavar="ONNX", help="output .onnx file")
-    p.add_argument("--precision", choices=["fp32", "fp16", "int8"], default="int8",
-                   help="storage of the support vectors (default int8)")
+    p.add_argument("--precision", choices=["fp32", "fp16", "int8"],
+                   help="storage of the support vectors (default: the --config file's export.precision, else int8)")
+    p.add_argument("--config", metavar="FILE", help="a configuration file with an 'export' section (from "
+                   "stairsense energy optimise) choosing --precision")
     p.add_argument("--max-kb", type=non_negative, default=32.0,
                    help="size budget: keep as many support vectors as fit (default 32; 0 = keep all)")
     p.add_argument("--max-support-vectors", type=positive(int), metavar="N",

@@ -13,7 +13,12 @@ def cmd_train(args) -> int:
 
     out = output_path(args.out)
     read, reports = read_options(args)
-    model = train_from_recordings(args.data, config_from_args(args), k=args.k, lam=args.lam, gamma=args.gamma,
+    k = args.k
+    if k is None:  # a configuration file from `stairsense energy optimise` may choose it
+        from stairsense.stream import config_file_section
+
+        k = config_file_section(args.config, "train").get("k", 49) if args.config else 49
+    model = train_from_recordings(args.data, config_from_args(args), k=k, lam=args.lam, gamma=args.gamma,
                                   progress=not args.json and sys.stderr.isatty(), read=read)
     path = save_model(model, out)
     summary = model.summary
@@ -34,7 +39,8 @@ def add_parser(subparsers) -> None:
     add_config_args(p)
     add_read_args(p)
     p.add_argument("--out", required=True, metavar="MODEL", help="output model file")
-    p.add_argument("--k", type=positive(int), default=49, help="features EasyMKL keeps (default 49)")
+    p.add_argument("--k", type=positive(int),
+                   help="features EasyMKL keeps (default: the --config file's train.k, else 49)")
     # Defaults: the (Λ, γ) that grouped inner CV picked in most folds of the Table 12.2 rebuild on
     # UCI HAPT (benchmarks/results/table_12_2.md).
     p.add_argument("--lam", type=unit_interval, default=0.01, help="KOMD's Λ in [0, 1] (default 0.01)")

@@ -11,7 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["PipelineConfig", "READ_ONLY_FIELDS"]
+__all__ = ["PipelineConfig", "READ_ONLY_FIELDS", "config_file_section"]
+
+#: Sections a configuration file may carry beside ``pipeline`` (``stairsense energy optimise`` writes
+#: them): options of ``train`` and ``export``, and the energy estimate that chose them.
+FILE_SECTIONS = ("pipeline", "train", "export", "energy")
 
 Smoothing = Literal["time", "count", "none"]
 Orientation = Literal["auto", "rotvec", "ahrs", "mizell", "linear", "vertical"]
@@ -131,14 +135,15 @@ class PipelineConfig:
 
     @classmethod
     def from_file(cls, path: str | Path) -> "PipelineConfig":
-        """Read a JSON configuration file, naming the file in any error."""
+        """Read a JSON configuration file, naming the file in any error.
+
+        The file holds the fields at the top level, or under ``"pipeline"`` beside the other
+        sections of :data:`FILE_SECTIONS` (read by :func:`config_file_section`).
+        """
         path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM from a Windows editor is fine
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: cannot read a JSON PipelineConfig: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: a PipelineConfig file holds a JSON object, got {type(data).__name__}")
+        data = _read_object(path)
+        if "pipeline" in data:
+            data = config_file_section(path, "pipeline")
         try:
             return cls.from_dict(data)
         except (TypeError, ValueError) as exc:
@@ -146,3 +151,29 @@ class PipelineConfig:
 
     def replace(self, **changes) -> "PipelineConfig":
         return dataclasses.replace(self, **changes)
+
+
+def _read_object(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM from a Windows editor is fine
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read a JSON PipelineConfig: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a PipelineConfig file holds a JSON object, got {type(data).__name__}")
+    return data
+
+
+def config_file_section(path: str | Path, section: str) -> dict[str, Any]:
+    """One section (``"pipeline"``, ``"train"``, ``"export"``, ``"energy"``) of a sectioned
+    configuration file, ``{}`` when absent or when the file is a flat PipelineConfig."""
+    path = Path(path)
+    data = _read_object(path)
+    if "pipeline" not in data:
+        return {}
+    unknown = sorted(set(data) - set(FILE_SECTIONS))
+    if unknown:
+        raise ValueError(f"{path}: unknown section {unknown[0]!r}; a sectioned configuration file holds {list(FILE_SECTIONS)}")
+    value = data.get(section, {})
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: section {section!r} must be a JSON object, got {type(value).__name__}")
+    return value

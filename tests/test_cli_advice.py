@@ -74,8 +74,17 @@ def test_every_named_repair_is_a_choice_where_logs_are_read(command):
                 assert name in choices, f"{where} advises repair {name!r}, which `stairsense {command}` lacks"
 
 
+def _nested(parsers):
+    """The parsers and every nested action parser (``stairsense energy optimise``) below them."""
+    for p in parsers:
+        yield p
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                yield from _nested(action.choices.values())
+
+
 def test_every_flag_a_message_names_exists():
-    flags = {f for p in [build_parser(), *subparsers().values()] for f in p._option_string_actions}
+    flags = {f for p in _nested([build_parser(), *subparsers().values()]) for f in p._option_string_actions}
     for where, s in LITERALS:
         for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", cli_advice(s)):
             assert flag in flags, f"{where} names {flag}, which no stairsense command has: {s[:120]}"

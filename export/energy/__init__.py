@@ -1,0 +1,47 @@
+"""Energy-budget simulator: what a pipeline configuration costs in battery on a given phone.
+
+Device profiles (``profiles/*.json``, every number with its source) × a workload measured from a
+replay, the stage code and the exported ONNX graph (:func:`measure_workload`) × a day →
+:func:`estimate` gives the charge per pipeline stage. The budget optimiser searches
+configurations for the best F1 under a battery budget (``stairsense energy optimise``, which
+composes this model with training and lives in ``stairsense._energy_optimise``).
+"""
+from ._model import DEFAULT_DAY, STAGES, EnergyReport, estimate, parse_day
+from ._plot import plot_breakdown
+from ._profile import DeviceProfile, load_profile, profile_names
+from ._workload import (
+    ActivityCounts,
+    InferenceCost,
+    StageCosts,
+    Workload,
+    count_operations,
+    inference_cost,
+    measure_stage_costs,
+    measure_windows,
+    measure_workload,
+    selected_features,
+    streams_for,
+)
+
+__all__ = [
+    "DeviceProfile",
+    "load_profile",
+    "profile_names",
+    "Workload",
+    "ActivityCounts",
+    "StageCosts",
+    "InferenceCost",
+    "measure_workload",
+    "measure_windows",
+    "measure_stage_costs",
+    "inference_cost",
+    "count_operations",
+    "streams_for",
+    "estimate",
+    "EnergyReport",
+    "parse_day",
+    "STAGES",
+    "DEFAULT_DAY",
+    "plot_breakdown",
+    "selected_features",
+]

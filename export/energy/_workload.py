@@ -1,0 +1,491 @@
+"""What a configuration makes the phone do, measured rather than assumed (issue 11, "Workload").
+
+Three measurements feed the energy model:
+
+* **Window counts per activity** from a replay of a log through the real front end
+  (:func:`measure_windows`): samples, windows opened, windows the duration filter drops before
+  classification, windows classified, their median length.
+* **Stage costs on this machine** (:func:`measure_stage_costs`): nanoseconds per sample of the
+  actual smoothing, gravity/rotation and segmentation code; medians over repeats. The device
+  profile's ``cpu.speed_ratio`` scales them to the phone.
+* **The exported model** (:func:`inference_cost`): multiply-adds and element operations per
+  inference counted node by node from the ONNX graph itself, and its median latency under ONNX
+  Runtime on a window of the median length, split into the window features and the classifier
+  (the graph computes both, as on the phone).
+"""
+from __future__ import annotations
+
+import hashlib
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import onnx
+from onnx import numpy_helper, shape_inference
+
+from stairsense.stream import (
+    Activity,
+    PipelineConfig,
+    CausalBufferMean,
+    Standardizer,
+    resample,
+    resolve_orientation,
+    run_front_end,
+    segment_steps,
+    simulate,
+    sliding_windows,
+)
+
+__all__ = [
+    "ACTIVITY_CLASSES",
+    "ActivityCounts",
+    "Workload",
+    "measure_workload",
+    "StageCosts",
+    "InferenceCost",
+    "activity_class",
+    "measure_windows",
+    "measure_stage_costs",
+    "inference_cost",
+    "selected_features",
+    "count_operations",
+    "streams_for",
+]
+
+#: The day is described in three activity classes (``--day "16h idle, 6h walking, 10m stairs"``).
+ACTIVITY_CLASSES = ("idle", "walking", "stairs")
+_CLASS_OF = {Activity.WALKING: "walking", Activity.WALKING_UPSTAIRS: "stairs", Activity.WALKING_DOWNSTAIRS: "stairs"}
+
+
+def activity_class(codes: np.ndarray) -> np.ndarray:
+    """Map per-sample :class:`Activity` codes to ``idle`` / ``walking`` / ``stairs`` (postures,
+    transitions and unlabelled samples are ``idle``: the phone is not stepping)."""
+    out = np.full(np.shape(codes), "idle", dtype=object)
+    for code, name in _CLASS_OF.items():
+        out[np.asarray(codes) == int(code)] = name
+    return out
+
+
+def streams_for(orientation: str) -> tuple[str, ...]:
+    """Sensor streams the app registers for an orientation method (seed 003 §12.4, spec §3.4).
+
+    Mizell and the vertical projection read the accelerometer only; the thesis's method the
+    accelerometer and the rotation vector; the "Linear" baseline the linear-acceleration sensor
+    and the rotation vector; AHRS the accelerometer and the gyroscope.
+    """
+    table = {"mizell": ("accelerometer",), "vertical": ("accelerometer",),
+             "rotvec": ("accelerometer", "rotation_vector"), "linear": ("linear_acceleration", "rotation_vector"),
+             "ahrs": ("accelerometer", "gyroscope")}
+    if orientation not in table:
+        raise ValueError(f"orientation {orientation!r} has no sensor set; resolve 'auto' to one of {sorted(table)}")
+    return table[orientation]
+
+
+@dataclass
+class ActivityCounts:
+    """Front-end work during one activity class of a replayed log."""
+
+    seconds: float = 0.0
+    samples: int = 0
+    opened: int = 0
+    dropped: int = 0
+    classified: int = 0
+
+    def per_second(self) -> dict[str, float]:
+        s = self.seconds or 1.0
+        return {"samples": self.samples / s, "opened": self.opened / s, "dropped": self.dropped / s,
+                "classified": self.classified / s}
+
+
+def _median_kept_length(windows) -> int:
+    kept = windows.kept
+    if not kept.any():
+        return 0
+    return int(np.median((windows.stop - windows.start)[kept]))
+
+
+def measure_windows(log, config: PipelineConfig) -> tuple[dict[str, ActivityCounts], int]:
+    """Replay ``log`` through the front end of ``config`` and count its work per activity class.
+
+    Parameters
+    ----------
+    log : SensorLog
+        Gap-free; with per-sample labels the counts are split into idle / walking / stairs,
+        without them everything counts as ``"log"``.
+    config : PipelineConfig
+        With ``rate_hz`` set (the sampling rate the phone would use).
+
+    Returns
+    -------
+    counts : dict of str → ActivityCounts
+    median_window : int
+        Median length, in samples, of the windows that reach the classifier (0 if none).
+    """
+    if config.rate_hz is not None:
+        log = resample(log, config.rate_hz)
+    result = run_front_end(log, config)
+    windows, first = result.windows, result.standardized.first
+    if log.label is None:
+        sample_class = np.full(len(log), "log", dtype=object)
+    else:
+        sample_class = activity_class(log.label)
+    dt = np.diff(log.t_ns, append=log.t_ns[-1] + (log.t_ns[-1] - log.t_ns[-2] if len(log) > 1 else 0)) / 1e9
+    # A window belongs to the activity at its closing sample: that is when the phone does its work.
+    window_class = sample_class[first + np.maximum(windows.stop - 1, 0)] if len(windows) else np.zeros(0, object)
+    counts = {}
+    for name in dict.fromkeys(sample_class.tolist()):
+        in_class = sample_class == name
+        mine = window_class == name
+        counts[name] = ActivityCounts(seconds=float(dt[in_class].sum()), samples=int(in_class.sum()),
+                                      opened=int(mine.sum()), dropped=int((mine & ~windows.kept).sum()),
+                                      classified=int((mine & windows.kept).sum()))
+    return counts, _median_kept_length(windows)
+
+
+@dataclass
+class StageCosts:
+    """Desktop cost of the per-sample front-end stages of one configuration, in nanoseconds per
+    input sample (medians over repeats); ``machine`` records where they were measured."""
+
+    smoothing_ns: float
+    gravity_rotation_ns: float
+    segmentation_ns: float
+    machine: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _median_seconds(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+_BENCH_LOGS: dict = {}
+
+
+def _bench_log(rate_hz: float):
+    """A simulated 3-minute log (walking and stairs, all streams) at ``rate_hz``, built once."""
+    key = float(rate_hz)
+    if key not in _BENCH_LOGS:
+        _BENCH_LOGS[key] = simulate(minutes=3, rate_hz=key, seed=11)
+    return _BENCH_LOGS[key]
+
+
+_STAGE_TIMES: dict = {}
+
+
+def _stage_time(key, fn, repeats: int) -> float:
+    """Median seconds of ``fn``, measured once per process for each ``key``: configurations that
+    run the same code share one figure, so comparisons between them are free of timing noise."""
+    if key not in _STAGE_TIMES:
+        _STAGE_TIMES[key] = _median_seconds(fn, repeats)
+    return _STAGE_TIMES[key]
+
+
+def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
+    """Time the actual per-sample front-end code of ``config`` on a simulated log (desktop).
+
+    Smoothing is timed alone (:class:`~stairsense.stream.CausalBufferMean` over ``smooth_ms``);
+    gravity removal and rotation as :class:`~stairsense.stream.Standardizer` without smoothing
+    (for ``linear`` that is the rotation only: the phone's fusion removed gravity); segmentation as
+    the configured windower on a reference vertical stream (the rotation-vector method's), once per
+    rate. Each figure is the median of ``repeats`` runs,
+    per input sample. Window features and the classifier are priced from the exported graph
+    (:func:`inference_cost`), since that is what the phone runs.
+    """
+    import platform
+
+    rate = float(config.rate_hz or 50.0)
+    log = _bench_log(rate)
+    method = resolve_orientation(config, log)
+    n = len(log)
+    smooth_s = 0.0
+    if config.smoothing != "none":
+        span = int(config.smooth_ms * 1e6)
+        smooth_s = _stage_time(("smooth", rate, span), lambda: CausalBufferMean(span_ns=span).process(log.t_ns, log.acc),
+                               repeats)
+    raw = config.replace(smoothing="none")
+
+    def standardize():
+        return Standardizer(raw, method, rate).process(log.t_ns, log.acc, gyro=log.gyro, rotvec=log.rotvec,
+                                                       linacc=log.linacc)
+
+    std_s = _stage_time(("standardize", rate, method, raw.gravity_ms), standardize, repeats)
+    # The windower's per-sample work hardly depends on which orientation produced the vertical
+    # signal; timing it once per rate on one reference signal keeps configurations comparable.
+    reference = Standardizer(raw, "rotvec", rate).process(log.t_ns, log.acc, rotvec=log.rotvec)
+    if config.segmentation == "pattern":
+        seg_s = _stage_time(("pattern", rate, config.peak_threshold, config.valley_threshold, config.hysteresis),
+                            lambda: segment_steps(reference.t_ns, reference.vertical, config), repeats)
+    else:
+        seg_s = _stage_time(("sliding", rate, config.window_ms, config.window_overlap),
+                            lambda: sliding_windows(reference.t_ns, config), repeats)
+    return StageCosts(smoothing_ns=smooth_s / n * 1e9, gravity_rotation_ns=std_s / n * 1e9,
+                      segmentation_ns=seg_s / len(reference.t_ns) * 1e9, machine=platform.machine())
+
+
+@dataclass
+class Workload:
+    """Everything measured about one configuration, independent of the phone.
+
+    Attributes
+    ----------
+    config : dict
+        The :class:`~stairsense.PipelineConfig` (as a dict) with ``orientation`` resolved.
+    counts : dict of str → ActivityCounts
+        Per activity class of the replayed log(s).
+    stages : StageCosts
+    inference : InferenceCost or None
+        None prices inference at zero (and says so in the report).
+    source : str
+        What was replayed.
+    """
+
+    config: dict
+    counts: dict[str, ActivityCounts]
+    stages: StageCosts
+    inference: InferenceCost | None
+    source: str = ""
+
+    @property
+    def rate_hz(self) -> float:
+        return float(self.config["rate_hz"])
+
+    def to_dict(self) -> dict:
+        return {"config": self.config, "counts": {k: asdict(v) for k, v in self.counts.items()},
+                "stages": self.stages.to_dict(), "inference": None if self.inference is None else self.inference.to_dict(),
+                "source": self.source}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Workload":
+        return cls(config=data["config"], counts={k: ActivityCounts(**v) for k, v in data["counts"].items()},
+                   stages=StageCosts(**data["stages"]),
+                   inference=None if data["inference"] is None else InferenceCost(**data["inference"]),
+                   source=data.get("source", ""))
+
+    def day_from_log(self) -> dict[str, float]:
+        """The replayed log's own activity mix, scaled to 24 hours."""
+        total = sum(c.seconds for c in self.counts.values())
+        if total <= 0:
+            raise ValueError(f"{self.source}: the replayed log has no duration")
+        return {name: c.seconds / total * 86400 for name, c in self.counts.items()}
+
+
+# --- the exported model -------------------------------------------------------------------------
+_ELEMENTWISE = {"Abs", "Add", "And", "Cast", "Clip", "Div", "Exp", "Greater", "GreaterOrEqual", "Max", "Min",
+                "Mul", "Sqrt", "Sub", "Where", "Neg", "Pow", "Less", "Not", "Or", "Relu", "Sigmoid", "Tanh"}
+_REDUCE = {"ReduceMax", "ReduceMean", "ReduceMin", "ReduceL1", "ReduceL2", "ReduceSum", "ReduceSumSquare"}
+
+
+@dataclass
+class InferenceCost:
+    """Per-window cost of the exported graph at one window length (desktop, ONNX Runtime).
+
+    ``features_us`` is the latency of the window-features part alone (the same selected features,
+    :func:`stairsense.export.window_features_model`), ``classifier_us`` the rest of the graph
+    (scaling and the RBF decision): the full graph's latency minus ``features_us``, floored at 0.
+    Operation counts are of the full graph.
+    """
+
+    window_samples: int
+    features_us: float
+    classifier_us: float
+    macs: int
+    elementwise: int
+    by_node: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _shape_of(shapes: dict, name: str):
+    dims = shapes.get(name)
+    if dims is None or any(d is None for d in dims):
+        return None
+    return dims
+
+
+def count_operations(model: onnx.ModelProto, window_samples: int) -> tuple[int, int, dict]:
+    """Multiply-adds and element operations of one inference, from the graph's nodes.
+
+    The dynamic window length is fixed to ``window_samples`` and ONNX shape inference gives every
+    tensor's shape. ``MatMul``/``Gemm`` count M·K·N multiply-adds; element-wise nodes one operation
+    per output element; reductions one per input element. Indexing and shape nodes count zero.
+    A node whose shapes cannot be inferred raises (the count would silently be low otherwise).
+
+    Returns
+    -------
+    macs, elementwise : int
+    by_node : dict
+        op type → operations (MACs for matrix products).
+    """
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for value in model.graph.input:
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.dim_param:
+                dim.Clear()
+                dim.dim_value = int(window_samples)
+    inferred = shape_inference.infer_shapes(model, data_prop=True)
+    shapes = {}
+    for value in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
+        dims = value.type.tensor_type.shape.dim
+        shapes[value.name] = [d.dim_value if d.HasField("dim_value") else None for d in dims]
+    for init in inferred.graph.initializer:
+        shapes[init.name] = list(numpy_helper.to_array(init).shape)
+    macs = elementwise = 0
+    by_node: dict[str, int] = {}
+    for node in inferred.graph.node:
+        op = node.op_type
+        if op in ("MatMul", "Gemm"):
+            a, out = _shape_of(shapes, node.input[0]), _shape_of(shapes, node.output[0])
+            if a is None or out is None:
+                raise ValueError(f"cannot infer the shapes of {op} node {node.name or node.output[0]}")
+            count = int(np.prod(out)) * int(a[-1] if not (op == "Gemm" and _trans_a(node)) else a[0])
+            macs += count
+        elif op in _ELEMENTWISE:
+            out = _shape_of(shapes, node.output[0])
+            if out is None:
+                raise ValueError(f"cannot infer the shape of {op} node {node.name or node.output[0]}")
+            count = int(np.prod(out))
+            elementwise += count
+        elif op in _REDUCE:
+            inp = _shape_of(shapes, node.input[0])
+            if inp is None:
+                raise ValueError(f"cannot infer the shape of {op} node {node.name or node.input[0]}")
+            count = int(np.prod(inp))
+            elementwise += count
+        else:
+            continue
+        by_node[op] = by_node.get(op, 0) + count
+    return macs, elementwise, by_node
+
+
+def _trans_a(node) -> bool:
+    return any(a.name == "transA" and a.i for a in node.attribute)
+
+
+def _paired_latency_us(first: onnx.ModelProto, second: onnx.ModelProto, window: np.ndarray,
+                       repeats: int) -> tuple[float, float]:
+    """Median latencies of two graphs on the same window, runs interleaved so that both see the
+    same machine load (their difference is what the split into features and classifier needs)."""
+    import onnxruntime as ort
+
+    from stairsense.export import session_options
+
+    options = session_options(1)
+    options.log_severity_level = 3  # the features-only graph leaves unused constants ORT warns about
+    sessions = [ort.InferenceSession(m.SerializeToString(), options, providers=["CPUExecutionProvider"])
+                for m in (first, second)]
+    feeds = [{s.get_inputs()[0].name: window} for s in sessions]
+    times = ([], [])
+    for rep in range(repeats + 10):
+        for which in (0, 1):
+            start = time.perf_counter()
+            sessions[which].run(None, feeds[which])
+            if rep >= 10:  # warm-up runs are not timed
+                times[which].append(time.perf_counter() - start)
+    return statistics.median(times[0]) * 1e6, statistics.median(times[1]) * 1e6
+
+
+def selected_features(model: onnx.ModelProto) -> tuple[list[int], list[str]]:
+    """Indices of the features an exported stair-step graph computes, and its input feature names,
+    from the model's ``stairsense`` metadata.
+
+    Raises
+    ------
+    ValueError
+        If the graph carries no stairsense metadata (not a ``stairsense export`` model).
+    """
+    from stairsense.export import OnnxModelError
+    from stairsense.export._metadata import read_metadata
+
+    meta = read_metadata(model)
+    names, inputs = meta.get("feature_names"), meta.get("input_feature_names")
+    if not names or not inputs:
+        raise OnnxModelError("not a stairsense stair-step model (no feature names in its metadata); export one with "
+                             "stairsense export")
+    return [inputs.index(n) for n in names], list(inputs)
+
+
+def inference_cost(model: onnx.ModelProto, window_samples: int, selected=None, input_names=None,
+                   repeats: int = 300) -> InferenceCost:
+    """Operation count and median ONNX Runtime latency of one window of ``window_samples`` samples.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto
+        An exported stair-step graph (:func:`stairsense.export.build_onnx_model` or a file from
+        ``stairsense export``).
+    window_samples : int
+        Window length to price (the median classified window of the replay).
+    selected, input_names : optional
+        The features the graph computes; read from the model's metadata when omitted.
+
+    Notes
+    -----
+    The session uses the phone glue's options (:func:`stairsense.export.session_options`, one
+    thread). Latencies include the Python binding's per-call overhead (a few µs, measured in
+    ``benchmarks/results/export.md``), which the phone's C/Java API does not pay.
+    """
+    from stairsense.export import window_features_model
+
+    if selected is None:
+        selected, input_names = selected_features(model)
+    window_samples = max(2, int(window_samples))
+    macs, elementwise, by_node = count_operations(model, window_samples)
+    width = int(model.graph.input[0].type.tensor_type.shape.dim[1].dim_value)
+    window = np.random.default_rng(0).normal(size=(window_samples, width)).astype(np.float32)
+    key = ("ort", hashlib.sha256(model.SerializeToString()).hexdigest(), window_samples)
+    if key not in _STAGE_TIMES:  # one measurement per graph and length: comparisons are noise-free
+        _STAGE_TIMES[key] = _paired_latency_us(model, window_features_model(list(selected), list(input_names)),
+                                               window, repeats)
+    full_us, features_us = _STAGE_TIMES[key]
+    return InferenceCost(window_samples, features_us, max(0.0, full_us - features_us), macs, elementwise, by_node)
+
+
+def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None = None, *,
+                     selected=None, input_names=None, source: str = "") -> Workload:
+    """Replay ``logs`` with ``config`` and measure every cost the energy model needs.
+
+    Parameters
+    ----------
+    logs : SensorLog or list of SensorLog
+        Replayed at ``config.rate_hz`` (required); counts add up over the logs.
+    config : PipelineConfig
+        ``orientation="auto"`` is resolved on the first log.
+    model : onnx.ModelProto, optional
+        The exported classifier; its cost is measured at the median classified window length.
+    selected, input_names : optional
+        The features the graph computes (read from its metadata when omitted).
+    source : str
+        A description for the report (file names).
+    """
+    if config.rate_hz is None:
+        raise ValueError("the energy model needs a sampling rate: set rate_hz in the configuration (or --rate)")
+    logs = [logs] if not isinstance(logs, (list, tuple)) else list(logs)
+    if not logs:
+        raise ValueError("no log to replay")
+    config = config.replace(orientation=resolve_orientation(config, logs[0]))
+    totals: dict[str, ActivityCounts] = {}
+    lengths = []
+    for log in logs:
+        counts, median = measure_windows(log, config)
+        for name, c in counts.items():
+            t = totals.setdefault(name, ActivityCounts())
+            t.seconds += c.seconds
+            t.samples += c.samples
+            t.opened += c.opened
+            t.dropped += c.dropped
+            t.classified += c.classified
+        if median:
+            lengths.append(median)
+    window = int(np.median(lengths)) if lengths else max(3, round(0.6 * config.rate_hz))
+    stages = measure_stage_costs(config)
+    inference = None if model is None else inference_cost(model, window, selected, input_names)
+    return Workload(config=config.to_dict(), counts=totals, stages=stages, inference=inference, source=source)

@@ -1,0 +1,230 @@
+"""``stairsense energy``: what a configuration costs in battery (issue 11), its profiles and the
+budget optimiser.
+
+Shape: ``stairsense energy [estimate options]`` prices one configuration (the issue's
+``stairsense energy --model stairs.onnx --log walk.csv.gz --profile nexus-2012 --plot e.png``);
+``stairsense energy profiles`` lists the device profiles; ``stairsense energy optimise`` searches
+configurations under a battery budget. The estimate's options belong to ``energy`` itself, so
+they come before any action word.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["add_parser"]
+
+_COMPARE = (("sliding 500 ms/50 %", {"segmentation": "sliding"}), ("no smoothing", {"smoothing": "none"}),
+            ("Mizell (acc only)", {"orientation": "mizell"}), ("Linear (linacc + rotvec)", {"orientation": "linear"}))
+
+
+def _say(args, text: str) -> None:
+    if not args.json:
+        print(text, file=sys.stderr)
+
+
+def _simulated_day(rate_hz: float, seed: int):
+    """A labelled simulated log covering the three activity classes of a day description."""
+    from stairsense.stream import Activity, simulate
+
+    bouts = [(Activity.STANDING, 120), (Activity.WALKING, 150), (Activity.WALKING_UPSTAIRS, 45),
+             (Activity.WALKING, 60), (Activity.WALKING_DOWNSTAIRS, 45), (Activity.STANDING, 120),
+             (Activity.WALKING, 90), (Activity.WALKING_UPSTAIRS, 45), (Activity.WALKING_DOWNSTAIRS, 45)]
+    log = simulate(rate_hz=rate_hz, seed=seed, schedule=[(int(a), float(s)) for a, s in bouts])
+    return log
+
+
+def _model_and_config(args):
+    """(onnx proto or None, PipelineConfig) from --model / --config / overrides."""
+    import onnx
+
+    from stairsense.stream import PipelineConfig
+
+    proto = None
+    if args.model:
+        from stairsense.export import OnnxStairModel
+
+        path = Path(args.model)
+        if path.suffix != ".onnx":
+            raise ValueError(f"{path}: --model takes an exported .onnx file (stairsense export); the energy model "
+                             "counts the graph's operations")
+        config = OnnxStairModel(path).config  # refuses foreign or corrupt files with one line
+        proto = onnx.load_model(path)
+    else:
+        config = PipelineConfig.from_file(args.config) if args.config else PipelineConfig()
+    overrides = {k: v for k, v in (("rate_hz", args.rate), ("orientation", args.orientation),
+                                   ("segmentation", args.segmentation), ("smoothing", args.smoothing)) if v is not None}
+    if args.model and overrides:
+        raise ValueError(f"--model {args.model} fixes the configuration it was trained with; drop "
+                         f"{', '.join('--' + k.replace('_hz', '').replace('_', '-') for k in overrides)} "
+                         "(or use --compare to price variants)")
+    return proto, config.replace(**overrides) if overrides else config
+
+
+def _stage_table(reports) -> str:
+    from stairsense.export.energy import STAGES
+
+    labels = list(reports)
+    width = max(12, *(len(k) for k in labels))
+    head = f"{'stage':<18}" + "".join(f"{k:>{width + 2}}" for k in labels)
+    lines = [head, "-" * len(head)]
+    for stage in STAGES:
+        cells = "".join(f"{reports[k].stage_mah[stage]:>{width - 6}.3f} ({reports[k].percent(stage):4.1f}%)"[-(width + 2):]
+                        .rjust(width + 2) for k in labels)
+        lines.append(f"{stage:<18}{cells}")
+    lines.append("-" * len(head))
+    lines.append(f"{'mAh over the day':<18}" + "".join(f"{reports[k].total_mah:>{width + 2}.2f}" for k in labels))
+    lines.append(f"{'mAh per hour':<18}" + "".join(f"{reports[k].mah_per_hour:>{width + 2}.3f}" for k in labels))
+    lines.append(f"{'% battery per day':<18}" + "".join(f"{reports[k].percent_per_day:>{width + 2}.3f}" for k in labels))
+    return "\n".join(lines)
+
+
+def cmd_estimate(args) -> int:
+    from stairsense.export.energy import (
+        DEFAULT_DAY,
+        estimate,
+        load_profile,
+        measure_workload,
+        parse_day,
+        plot_breakdown,
+    )
+    from stairsense.stream import read_log
+
+    profile = load_profile(args.profile)
+    if args.speed_ratio is not None:
+        profile = profile.with_value("cpu.speed_ratio", args.speed_ratio, "command line --speed-ratio")
+    proto, config = _model_and_config(args)
+    if args.log:
+        logs = [read_log(p) for p in args.log]
+        source = ", ".join(args.log)
+    else:
+        logs, source = None, "a simulated day sample (standing, walking, stairs)"
+    if config.rate_hz is None:
+        rates = {round(log.rate_hz) for log in logs or []}
+        if len(rates) != 1:
+            raise ValueError("no sampling rate: the model's configuration keeps the native rate and the logs do not "
+                             "share one; pass --rate HZ (without --model) or logs at one rate")
+        config = config.replace(rate_hz=float(rates.pop()))
+    if logs is None:
+        logs = [_simulated_day(config.rate_hz, args.seed)]
+    if args.day:
+        day = parse_day(args.day)
+    elif args.log:
+        day = None  # the logs' own activity mix, scaled to 24 h
+    else:
+        day = parse_day(DEFAULT_DAY)
+    variants = {"configuration": config}
+    if args.compare:
+        variants.update((label, config.replace(**change)) for label, change in _COMPARE
+                        if any(getattr(config, k) != v for k, v in change.items()))
+    reports = {}
+    for label, cfg in variants.items():
+        _say(args, f"measuring {label} ...")
+        workload = measure_workload(logs, cfg, proto, source=source)
+        reports[label] = estimate(profile, workload, day)
+    main = reports["configuration"]
+    if args.plot:
+        plot_breakdown(reports, args.plot)
+    if args.json:
+        print(json.dumps({"profile": profile.name, "profile_values": profile.values, "profile_sources": profile.sources,
+                          "reports": {k: r.to_dict() for k, r in reports.items()}, "plot": args.plot},
+                         indent=2, default=str))
+        return 0
+    day_text = ", ".join(f"{s / 3600:.2f} h {a}" for a, s in main.day_s.items())
+    cfg = main.config
+    print(f"profile {profile.name}: {profile.description.split(':')[0]}; battery {main.battery_mah:g} mAh")
+    print(f"configuration: {cfg['rate_hz']:g} Hz, orientation {cfg['orientation']}, segmentation "
+          f"{cfg['segmentation']}, smoothing {cfg['smoothing']}; replayed {source}")
+    print(f"day: {day_text}")
+    if main.workload.get("inference"):
+        inf = main.workload["inference"]
+        print(f"model: {inf['macs']} multiply-adds + {inf['elementwise']} element ops per window of "
+              f"{inf['window_samples']} samples; desktop ONNX Runtime {inf['features_us']:.1f} µs features + "
+              f"{inf['classifier_us']:.1f} µs classifier (x{profile['cpu.speed_ratio']:g} on the phone)")
+    print("charge by stage, mAh (share of the pipeline):")
+    print(_stage_table(reports))
+    print(f"phone's own suspend floor over the same hours (not the pipeline's): {main.baseline_mah:.1f} mAh")
+    for note in main.notes:
+        print(f"note: {note}")
+    if args.plot:
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def cmd_profiles(args) -> int:
+    from stairsense.export.energy import load_profile, profile_names
+
+    profiles = [load_profile(name) for name in profile_names()]
+    if args.json:
+        print(json.dumps([{"name": p.name, "description": p.description, "values": p.values, "sources": p.sources}
+                          for p in profiles], indent=2))
+        return 0
+    for p in profiles:
+        print(f"{p.name}: {p.description}")
+        print(f"  battery {p['battery.capacity_mah']:g} mAh; CPU suspend {p['cpu.suspend_ma']:g} mA, awake "
+              f"{p['cpu.awake_ma']:g} mA, active {p['cpu.active_ma']:g} mA; wake lock needed: "
+              f"{p['cpu.needs_wake_lock']}; FIFO {p['batching.fifo_samples']:g} samples")
+        print("  sensors: " + ", ".join(f"{name} {s.at(30):g} mA@30Hz" for name, s in p.sensors.items()))
+    return 0
+
+
+def cmd_optimise(args) -> int:
+    from ._energy_optimise import run_optimise
+
+    return run_optimise(args)
+
+
+def add_parser(subparsers) -> None:
+    """Register ``stairsense energy`` (estimate), ``energy profiles`` and ``energy optimise``."""
+    from stairsense.export.energy import DEFAULT_DAY
+
+    p = subparsers.add_parser(
+        "energy", help="battery cost of a configuration by pipeline stage (and: profiles, optimise)",
+        description="Price what the pipeline does on a phone: sensors, wake-ups, event delivery, smoothing, "
+                    "gravity/rotation, segmentation, features and inference, from a device profile (every number "
+                    "sourced), a replay of a log and the exported ONNX graph. Actions: 'profiles' lists the device "
+                    "profiles, 'optimise' finds the most accurate configuration under a battery budget. Without an "
+                    "action: the estimate below (its options go before any action word).")
+    p.add_argument("--model", metavar="ONNX", help="exported model (stairsense export); its configuration is priced")
+    p.add_argument("--log", nargs="+", metavar="LOG",
+                   help="labelled or unlabelled canonical logs to replay (default: a simulated sample of a day)")
+    p.add_argument("--profile", default="nexus-2012",
+                   help="a shipped profile name (see 'stairsense energy profiles') or a JSON file (default nexus-2012)")
+    p.add_argument("--day", metavar="TEXT",
+                   help=f"day description, e.g. {DEFAULT_DAY!r} (default: the logs' own mix scaled to 24 h, or that "
+                        "example without --log)")
+    p.add_argument("--config", metavar="FILE", help="JSON PipelineConfig (without --model)")
+    p.add_argument("--rate", type=float, metavar="HZ", help="sampling rate (without --model)")
+    p.add_argument("--orientation", choices=["rotvec", "linear", "mizell", "ahrs", "vertical"],
+                   help="orientation method (without --model)")
+    p.add_argument("--segmentation", choices=["pattern", "sliding"], help="(without --model)")
+    p.add_argument("--smoothing", choices=["time", "count", "none"], help="(without --model)")
+    p.add_argument("--compare", action="store_true",
+                   help="also price the thesis's comparisons: sliding windows, no smoothing, Mizell, Linear (same "
+                        "model cost per window)")
+    p.add_argument("--speed-ratio", type=float, metavar="R",
+                   help="phone time / this machine's time for the same code (default: the profile's cpu.speed_ratio, "
+                        "an estimate; pass a measured one, e.g. android_stub's Java ns/sample on the phone over ours)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulated day sample (default 0)")
+    p.add_argument("--plot", metavar="PNG", help="stacked bars per stage, configurations side by side")
+    p.add_argument("--json", action="store_true", help="print the reports as JSON")
+    p.set_defaults(func=cmd_estimate)
+    actions = p.add_subparsers(dest="energy_action", metavar="[profiles | optimise]", required=False)
+
+    q = actions.add_parser("profiles", help="list the shipped device profiles",
+                           description="List the device profiles shipped with stairsense (battery, CPU and sensor "
+                                       "currents; every value's source is in the JSON file).")
+    q.add_argument("--json", action="store_true", help="print the profiles with every value's source as JSON")
+    q.set_defaults(func=cmd_profiles)
+
+    q = actions.add_parser("optimise", aliases=["optimize"], help="best F1 under a battery budget (Pareto front)",
+                           description="Search sampling rate x orientation x segmentation x smoothing x EasyMKL "
+                                       "features x export precision; F1 from leave-subjects-out evaluations on "
+                                       "labelled recordings (cached per front-end configuration), battery from the "
+                                       "energy model. Writes the Pareto table and plot and the best configuration "
+                                       "under the budget as a file train/export accept.")
+    from ._energy_optimise import add_optimise_arguments
+
+    add_optimise_arguments(q)
+    q.set_defaults(func=cmd_optimise)

@@ -1,0 +1,469 @@
+"""Budget optimiser: the most accurate configuration whose battery cost stays under a budget.
+
+It composes training, evaluation and the energy model (:mod:`stairsense.export.energy`), so it
+lives in the top layer beside ``pipeline.py`` (DESIGN.md: the energy model sits in ``export/``;
+what ties it to training and evaluation on recordings sits here).
+
+Search space (issue 11): sampling rate × orientation method × segmentation × smoothing (the
+*front end*) × EasyMKL feature count × export precision. Accuracy is a leave-subjects-out F1 on
+labelled recordings (UCI HAPT), computed once per front-end configuration: its windows and
+features are cut once, each fold's model is fitted once per feature count, and every precision
+is scored through the export's own stored weights (:func:`stairsense.export.build_onnx_model`
+returns the rounded model's scores), so precision's effect on F1 is measured, not assumed. Cost is
+the energy model (:func:`~stairsense.export.energy.estimate`) on a workload measured from a
+replay of the same recordings, with the inference cost of that (k, precision) graph. Each
+front-end configuration's results are cached on disk, keyed by the configuration, the search
+settings and a SHA-256 of the recordings' bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import time
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+
+from stairsense.export.energy import (
+    DEFAULT_DAY,
+    ActivityCounts,
+    InferenceCost,
+    StageCosts,
+    Workload,
+    estimate,
+    inference_cost,
+    load_profile,
+    measure_stage_costs,
+    measure_windows,
+    parse_day,
+)
+from stairsense.stream import PipelineConfig
+
+__all__ = ["SearchSpace", "Candidate", "evaluate_front_end", "pareto_front", "parse_budget", "run_optimise",
+           "add_optimise_arguments"]
+
+# Bump when anything that changes cached results changes.
+_CACHE_VERSION = 1
+#: KOMD's Λ and RBF γ: the defaults of ``stairsense train`` (picked in the Table 12.2 rebuild on
+#: UCI HAPT, benchmarks/results/table_12_2.md), fixed here so each fit is one solve.
+KOMD_LAM, KOMD_GAMMA = 0.01, 2.0**-5
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """The grid; the default has 4 × 3 × 2 × 2 × 7 × 3 = 1008 configurations."""
+
+    rates: tuple = (20.0, 30.0, 50.0, 100.0)
+    orientations: tuple = ("mizell", "rotvec", "linear")
+    segmentations: tuple = ("pattern", "sliding")
+    smoothings: tuple = ("time", "none")
+    feature_counts: tuple = (3, 5, 10, 20, 30, 49, 79)
+    precisions: tuple = ("fp32", "fp16", "int8")
+
+    def front_ends(self) -> list[PipelineConfig]:
+        return [PipelineConfig(rate_hz=r, orientation=o, segmentation=s, smoothing=m)
+                for r, o, s, m in product(self.rates, self.orientations, self.segmentations, self.smoothings)]
+
+
+@dataclass
+class Candidate:
+    """One point of the search: a configuration, its F1 and its battery cost."""
+
+    config: dict
+    k: int
+    precision: str
+    f1: float
+    percent_per_day: float
+    mah_per_day: float
+
+    def label(self) -> str:
+        c = self.config
+        return (f"{c['rate_hz']:g} Hz {c['orientation']} {c['segmentation']} "
+                f"{'smoothed' if c['smoothing'] != 'none' else 'raw'} k={self.k} {self.precision}")
+
+
+def parse_budget(text: str) -> float:
+    """``"1%/day"``, ``"1 %"`` or ``"1"`` → 1.0 (percent of the battery per day)."""
+    cleaned = str(text).replace(" ", "").lower().removesuffix("/day").removesuffix("%")
+    try:
+        value = float(cleaned)
+    except ValueError:
+        raise ValueError(f"--budget {text!r} is not a percentage per day; write e.g. '1%/day'") from None
+    if not value > 0:
+        raise ValueError(f"--budget must be > 0 %/day, got {text!r}")
+    return value
+
+
+def data_fingerprint(paths) -> str:
+    """SHA-256 over the bytes of every file under ``paths`` (sorted), so the cache follows the data."""
+    digest = hashlib.sha256()
+    files = []
+    for path in map(Path, paths):
+        files.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
+    for file in files:
+        digest.update(file.name.encode())
+        with open(file, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _atomic_write(path: Path, write) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    write(tmp)
+    tmp.replace(path)
+
+
+def load_recordings(paths, subjects, cache_dir: Path, fingerprint: str, progress: bool = False):
+    """Labelled logs of ``subjects`` with virtual rotation-vector and linear-acceleration streams
+    (Madgwick fusion, as ``stairsense train`` adds them), cached on disk after the first run."""
+    from ._train import load_labelled_logs
+    from stairsense.stream import with_virtual_sensors
+
+    key = hashlib.sha256(f"{fingerprint}|{sorted(subjects) if subjects else 'all'}".encode()).hexdigest()[:16]
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    cache = cache_dir / f"recordings-{key}.pkl"
+    if cache.is_file():
+        with open(cache, "rb") as f:
+            return pickle.load(f)
+    from tqdm.auto import tqdm
+
+    logs = load_labelled_logs(paths)
+    if subjects:
+        logs = [log for log in logs if log.meta.get("subject") in set(subjects)]
+        if not logs:
+            raise ValueError(f"no recording of subjects {sorted(subjects)} in {list(map(str, paths))}")
+    out = []
+    for log in tqdm(logs, desc="virtual sensors", unit="log", disable=not progress):
+        out.append(log if log.rotvec is not None and log.linacc is not None else with_virtual_sensors(log))
+    _atomic_write(cache, lambda p: p.write_bytes(pickle.dumps(out)))
+    return out
+
+
+def _f1(y, pred) -> float:
+    tp = int(np.sum((pred == 1) & (y == 1)))
+    fp = int(np.sum((pred == 1) & (y == 0)))
+    fn = int(np.sum((pred == 0) & (y == 1)))
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
+def _subsample(index, y, limit, rng):
+    """At most ``limit`` of ``index``, stratified by ``y`` (KOMD holds an l × l kernel)."""
+    if index.size <= limit:
+        return index
+    keep = []
+    for label in (0, 1):
+        members = index[y[index] == label]
+        take = int(round(limit * members.size / index.size))
+        keep.append(rng.choice(members, size=min(take, members.size), replace=False))
+    return np.sort(np.concatenate(keep))
+
+
+def _fold_models(config, X, y, feature_names, ks):
+    """``(k, StairstepModel)`` for every k, fitted on one fold: the scaler and EasyMKL's feature
+    ranking do not depend on k (the selector keeps the top k of one ranking), so they are fitted
+    once and only KOMD is fitted per k — the same models as fitting each pipeline from scratch."""
+    from copy import deepcopy
+
+    from sklearn.base import clone
+
+    from stairsense.models import StairstepModel, make_stairstep_pipeline
+
+    template = make_stairstep_pipeline(k=max(ks), lam=KOMD_LAM, gamma=KOMD_GAMMA)
+    (scale_name, scaler), (select_name, selector), (komd_name, komd) = template.steps
+    scaled = scaler.fit_transform(X, y)
+    selector.fit(scaled, y)
+    for k in ks:
+        pipeline = make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA)
+        chosen = deepcopy(selector).set_params(k=k)
+        fitted_komd = clone(komd).fit(chosen.transform(scaled), y)
+        pipeline.steps = [(scale_name, scaler), (select_name, chosen), (komd_name, fitted_komd)]
+        yield k, StairstepModel(pipeline, config, feature_names, {"n_windows": int(len(y))})
+
+
+def evaluate_front_end(config: PipelineConfig, logs, feature_counts, precisions, *, n_folds: int = 3,
+                       max_train: int = 3000, seed: int = 0) -> dict:
+    """Leave-subjects-out F1 for every (k, precision) of one front end, and its workload.
+
+    The windows and features are cut once; for each of ``n_folds`` folds of subjects
+    (``GroupKFold``) and each k the model scale → EasyMKL top-k → RBF KOMD (Λ, γ fixed) is fitted
+    once on at most ``max_train`` training windows (stratified), then each precision is scored on
+    the held-out subjects with the export's stored (rounded) weights. F1 is of the STAIR class
+    over the pooled held-out predictions of all folds.
+
+    Returns
+    -------
+    dict
+        ``config``, ``f1`` {str(k): {precision: F1}}, ``inference`` {str(k): {precision: InferenceCost dict}},
+        ``counts`` (per activity class), ``stages`` (StageCosts dict), ``n_windows``, ``seconds``.
+    """
+    from sklearn.model_selection import GroupKFold
+
+    from stairsense import window_dataset
+    from stairsense.export import build_onnx_model
+
+    started = time.perf_counter()
+    data = window_dataset(logs, config)
+    groups = np.asarray([str(g) for g in data.groups])
+    n_features = data.X.shape[1]
+    ks = sorted({min(int(k), n_features) for k in feature_counts})
+    rng = np.random.default_rng(seed)
+    predictions = {k: {p: np.zeros(len(data), dtype=np.int64) for p in precisions} for k in ks}
+    graphs = {}
+    folds = GroupKFold(n_splits=min(n_folds, len(set(groups))))
+    for fold, (train, test) in enumerate(folds.split(data.X, data.y, groups)):
+        train = _subsample(train, data.y, max_train, rng)
+        for k, model in _fold_models(config, data.X[train], data.y[train], data.feature_names, ks):
+            for precision in precisions:
+                proto, stored, _ = build_onnx_model(model, precision)
+                predictions[k][precision][test] = (stored(data.X[test]) >= 0).astype(np.int64)
+                if fold == 0:
+                    selected = list(np.flatnonzero(model.pipeline[1].get_support()))
+                    graphs[(k, precision)] = (proto, selected)
+    counts: dict[str, ActivityCounts] = {}
+    lengths = []
+    for log in logs:
+        c, median = measure_windows(log, config)
+        for name, part in c.items():
+            total = counts.setdefault(name, ActivityCounts())
+            total.seconds += part.seconds
+            total.samples += part.samples
+            total.opened += part.opened
+            total.dropped += part.dropped
+            total.classified += part.classified
+        if median:
+            lengths.append(median)
+    window = int(np.median(lengths)) if lengths else max(3, round(0.6 * config.rate_hz))
+    inference = {str(k): {p: inference_cost(graphs[(k, p)][0], window, graphs[(k, p)][1], data.feature_names,
+                                       repeats=100).to_dict() for p in precisions} for k in ks}
+    return {
+        "config": config.to_dict(),
+        "f1": {str(k): {p: _f1(data.y, predictions[k][p]) for p in precisions} for k in ks},  # JSON keys
+        "inference": inference,
+        "counts": {name: vars(c) for name, c in counts.items()},
+        "stages": measure_stage_costs(config).to_dict(),
+        "n_windows": len(data),
+        "n_stair": int(data.y.sum()),
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def _cache_key(config: PipelineConfig, fingerprint: str, subjects, space: SearchSpace, n_folds, max_train, seed):
+    payload = json.dumps({"v": _CACHE_VERSION, "config": config.to_dict(), "data": fingerprint,
+                          "subjects": sorted(subjects) if subjects else "all", "k": list(space.feature_counts),
+                          "precisions": list(space.precisions), "folds": n_folds, "max_train": max_train,
+                          "seed": seed, "lam": KOMD_LAM, "gamma": KOMD_GAMMA}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+_WORKER_LOGS: dict = {}
+
+
+def _front_end_job(config_dict, logs_path, space, n_folds, max_train, seed):
+    """One front-end evaluation in a worker process; the worker loads the recordings once."""
+    if logs_path not in _WORKER_LOGS:
+        with open(logs_path, "rb") as f:
+            _WORKER_LOGS.clear()
+            _WORKER_LOGS[logs_path] = pickle.load(f)
+    config = PipelineConfig.from_dict(config_dict)
+    return evaluate_front_end(config, _WORKER_LOGS[logs_path], space.feature_counts, space.precisions,
+                              n_folds=n_folds, max_train=max_train, seed=seed)
+
+
+def evaluate_all(paths, space: SearchSpace, cache_dir: Path, *, subjects=None, n_folds=3, max_train=3000,
+                 seed=0, n_jobs=1, progress=True) -> tuple[list[dict], dict]:
+    """Every front-end record of ``space``, from the disk cache or computed (in ``n_jobs`` processes)."""
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fingerprint = data_fingerprint(paths)
+    front_ends = space.front_ends()
+    keys = [_cache_key(c, fingerprint, subjects, space, n_folds, max_train, seed) for c in front_ends]
+    records = {}
+    for key in keys:
+        file = cache_dir / f"front-end-{key}.json"
+        if file.is_file():
+            records[key] = json.loads(file.read_text())
+    todo = [(c, k) for c, k in zip(front_ends, keys) if k not in records]
+    stats = {"front_ends": len(front_ends), "cached": len(front_ends) - len(todo), "computed": len(todo),
+             "data_sha256": fingerprint}
+    if todo:
+        logs = load_recordings(paths, subjects, cache_dir, fingerprint, progress=progress)
+        logs_key = hashlib.sha256(f"{fingerprint}|{sorted(subjects) if subjects else 'all'}".encode()).hexdigest()[:16]
+        logs_path = str(cache_dir / f"recordings-{logs_key}.pkl")
+        stats["subjects"] = sorted({str(log.meta.get("subject")) for log in logs})
+        jobs = (delayed(_front_end_job)(c.to_dict(), logs_path, space, n_folds, max_train, seed) for c, _ in todo)
+        runner = Parallel(n_jobs=n_jobs, return_as="generator")
+        with tqdm(total=len(todo), desc="front-end configurations", unit="config", disable=not progress) as bar:
+            for (config, key), record in zip(todo, runner(jobs)):
+                file = cache_dir / f"front-end-{key}.json"
+                _atomic_write(file, lambda p, r=record: p.write_text(json.dumps(r)))
+                records[key] = record
+                bar.update(1)
+    return [records[k] for k in keys], stats
+
+
+def price(records, profile, day) -> list[Candidate]:
+    """Every (front end, k, precision) of the cached records priced on ``profile`` over ``day``."""
+    candidates = []
+    for record in records:
+        counts = {name: ActivityCounts(**c) for name, c in record["counts"].items()}
+        stages = StageCosts(**record["stages"])
+        for k, by_precision in record["f1"].items():
+            for precision, f1 in by_precision.items():
+                inference = InferenceCost(**record["inference"][k][precision])
+                report = estimate(profile, Workload(record["config"], counts, stages, inference), day)
+                candidates.append(Candidate(record["config"], int(k), precision, float(f1), report.percent_per_day,
+                                            report.total_mah))
+    return candidates
+
+
+def pareto_front(candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates no other beats on both F1 (higher) and battery (lower), cheapest first."""
+    front, best = [], -1.0
+    for c in sorted(candidates, key=lambda c: (c.percent_per_day, -c.f1)):
+        if c.f1 > best:
+            front.append(c)
+            best = c.f1
+    return front
+
+
+def best_under(candidates: list[Candidate], budget: float) -> Candidate:
+    """The highest F1 within ``budget`` %/day (the cheaper on a tie); ``ValueError`` if none fits."""
+    fitting = [c for c in candidates if c.percent_per_day <= budget]
+    if not fitting:
+        cheapest = min(candidates, key=lambda c: c.percent_per_day)
+        raise ValueError(f"no configuration meets --budget {budget:g}%/day: the cheapest, {cheapest.label()}, costs "
+                         f"{cheapest.percent_per_day:.3f}%/day on this profile; raise the budget or choose a phone "
+                         "profile with a sensor hub")
+    return max(fitting, key=lambda c: (c.f1, -c.percent_per_day))
+
+
+def write_best(candidate: Candidate, path, *, profile: str, budget: float, day: dict) -> Path:
+    """The chosen configuration as a file ``stairsense train --config`` and ``export --config`` read:
+    the PipelineConfig under ``pipeline``, ``train.k`` and ``export.precision``."""
+    path = Path(path)
+    payload = {
+        "pipeline": candidate.config,
+        "train": {"k": candidate.k},
+        "export": {"precision": candidate.precision},
+        "energy": {"profile": profile, "budget_percent_per_day": budget, "percent_per_day": candidate.percent_per_day,
+                   "f1": candidate.f1, "day_hours": {a: s / 3600 for a, s in day.items()}},
+    }
+    _atomic_write(path, lambda p: p.write_text(json.dumps(payload, indent=2) + "\n"))
+    return path
+
+
+def plot_front(candidates, front, best, budget, path, title) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8.5, 5))
+    colours = {"mizell": "tab:green", "rotvec": "tab:blue", "linear": "tab:orange"}
+    for orientation, colour in colours.items():
+        mine = [c for c in candidates if c.config["orientation"] == orientation]
+        ax.scatter([c.percent_per_day for c in mine], [c.f1 for c in mine], s=8, alpha=0.35, color=colour,
+                   label=f"{orientation} ({len(mine)})")
+    ax.plot([c.percent_per_day for c in front], [c.f1 for c in front], "k.-", lw=1.2, ms=6, label="Pareto front")
+    ax.axvline(budget, color="tab:red", ls="--", lw=1, label=f"budget {budget:g} %/day")
+    ax.scatter([best.percent_per_day], [best.f1], s=120, facecolors="none", edgecolors="tab:red", lw=2,
+               label=f"best: {best.label()}")
+    ax.set_xscale("log")
+    ax.set_xlabel("% battery per day (log scale)")
+    ax.set_ylabel("leave-subjects-out STAIR F1")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    tmp = Path(path).with_name(Path(path).name + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+
+
+def add_optimise_arguments(p) -> None:
+    p.add_argument("--budget", required=True, help="battery budget, e.g. '1%%/day'")
+    p.add_argument("--data", nargs="+", required=True, metavar="DATA",
+                   help="labelled recordings: a UCI HAPT RawData folder or labelled canonical logs")
+    p.add_argument("--profile", default="nexus-2012", help="device profile name or JSON file (default nexus-2012)")
+    p.add_argument("--day", default=DEFAULT_DAY, help=f"day description (default {DEFAULT_DAY!r})")
+    grid = SearchSpace()
+    p.add_argument("--rates", nargs="+", type=float, default=list(grid.rates), metavar="HZ",
+                   help=f"sampling rates to search (default {' '.join(f'{r:g}' for r in grid.rates)})")
+    p.add_argument("--orientations", nargs="+", choices=["mizell", "rotvec", "linear", "ahrs", "vertical"],
+                   default=list(grid.orientations), help=f"default {' '.join(grid.orientations)}")
+    p.add_argument("--segmentations", nargs="+", choices=["pattern", "sliding"], default=list(grid.segmentations),
+                   help="default pattern sliding")
+    p.add_argument("--smoothings", nargs="+", choices=["time", "count", "none"], default=list(grid.smoothings),
+                   help="default time none")
+    p.add_argument("--k", nargs="+", type=int, default=list(grid.feature_counts), metavar="K",
+                   help=f"EasyMKL feature counts (default {' '.join(map(str, grid.feature_counts))})")
+    p.add_argument("--precisions", nargs="+", choices=["fp32", "fp16", "int8"], default=list(grid.precisions),
+                   help="default fp32 fp16 int8")
+    p.add_argument("--subjects", nargs="+", metavar="ID",
+                   help="evaluate on these subjects only (the --quick mode's subset; default all)")
+    p.add_argument("--quick", action="store_true",
+                   help="6 subjects (1 3 5 6 7 8 of UCI HAPT) and k in 3 10 30 79 (576 configurations): a fraction "
+                        "of the full run's time")
+    p.add_argument("--folds", type=int, default=3, help="leave-subjects-out folds (GroupKFold; default 3)")
+    p.add_argument("--max-train", type=int, default=3000, help="training windows per fold, stratified (default 3000)")
+    p.add_argument("--n-jobs", type=int, default=1, help="processes for the front-end evaluations (default 1)")
+    p.add_argument("--cache", default=str(Path.home() / ".cache" / "stairsense" / "energy"),
+                   help="cache folder (default ~/.cache/stairsense/energy)")
+    p.add_argument("--out", default="best.json", help="the best configuration under the budget (default best.json)")
+    p.add_argument("--plot", metavar="PNG", help="Pareto plot of F1 vs %% battery per day")
+    p.add_argument("--seed", type=int, default=0, help="seed of the training subsample (default 0)")
+    p.add_argument("--json", action="store_true", help="print the front and the choice as JSON")
+
+
+def run_optimise(args) -> int:
+    import sys
+
+    budget = parse_budget(args.budget)
+    profile = load_profile(args.profile)
+    day = parse_day(args.day)
+    subjects = args.subjects
+    if args.quick and not subjects:
+        subjects = ["1", "3", "5", "6", "7", "8"]
+    if args.quick and args.k == list(SearchSpace().feature_counts):
+        args.k = [3, 10, 30, 79]
+    subjects = [int(s) if str(s).isdigit() else s for s in subjects] if subjects else None
+    if any(k < 1 for k in args.k):
+        raise ValueError(f"--k values must be >= 1, got {args.k}")
+    space = SearchSpace(tuple(args.rates), tuple(args.orientations), tuple(args.segmentations), tuple(args.smoothings),
+                        tuple(args.k), tuple(args.precisions))
+    progress = not args.json and sys.stderr.isatty()
+    records, stats = evaluate_all(args.data, space, Path(args.cache), subjects=subjects, n_folds=args.folds,
+                                  max_train=args.max_train, seed=args.seed, n_jobs=args.n_jobs, progress=progress)
+    candidates = price(records, profile, day)
+    front = pareto_front(candidates)
+    best = best_under(candidates, budget)
+    out = write_best(best, args.out, profile=profile.name, budget=budget, day=day)
+    if args.plot:
+        plot_front(candidates, front, best, budget, args.plot,
+                   f"{len(candidates)} configurations on {profile.name}, day '{args.day}'; F1 leave-subjects-out on "
+                   f"{'subjects ' + ' '.join(map(str, subjects)) if subjects else 'all subjects'}")
+    payload = {"budget_percent_per_day": budget, "profile": profile.name, "configurations": len(candidates),
+               "cache": stats, "pareto_front": [vars(c) for c in front], "best": vars(best), "out": str(out),
+               "plot": args.plot}
+    if args.json:
+        print(json.dumps(payload, indent=2))
+        return 0
+    print(f"{len(candidates)} configurations ({stats['cached']} front ends from the cache, {stats['computed']} "
+          f"computed) on {profile.name}; day: {args.day}")
+    print(f"{'%/day':>8} {'mAh/day':>8} {'F1':>6}  configuration")
+    for c in front:
+        mark = "  <- best under budget" if c is best else ""
+        print(f"{c.percent_per_day:8.3f} {c.mah_per_day:8.1f} {c.f1:6.3f}  {c.label()}{mark}")
+    print(f"best under {budget:g}%/day: {best.label()} (F1 {best.f1:.3f}, {best.percent_per_day:.3f}%/day)")
+    print(f"wrote {out} (stairsense train DATA --config {out} --out m.model; stairsense export m.model --config {out} "
+          f"--out m.onnx)")
+    if args.plot:
+        print(f"wrote {args.plot}")
+    return 0

@@ -1,0 +1,341 @@
+"""Energy simulator (issue 11): profiles, day descriptions, graph operation counts, the charge
+model against a hand computation, the CLI's errors, and the four findings of seed 003 §12.7.2."""
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from stairsense import PipelineConfig, window_dataset
+from stairsense.cli import main
+from stairsense.export import build_onnx_model
+from stairsense.export.energy import (
+    STAGES,
+    ActivityCounts,
+    StageCosts,
+    Workload,
+    count_operations,
+    estimate,
+    load_profile,
+    measure_workload,
+    parse_day,
+    profile_names,
+)
+from stairsense.models import StairstepModel, make_stairstep_pipeline
+from stairsense.stream import Activity, simulate
+
+
+# --- profiles -----------------------------------------------------------------------------------
+def test_shipped_profiles_load_and_every_number_has_a_source():
+    assert {"nexus-2012", "pixel2-2017", "nexus-one-2010"} <= set(profile_names())
+    for name in profile_names():
+        profile = load_profile(name)
+        assert set(profile.values) <= set(profile.sources)
+        assert all(s.strip() for s in profile.sources.values())
+        assert all(sensor.source.strip() for sensor in profile.sensors.values())
+
+
+
+def _raw(name):
+    from importlib import resources
+
+    return json.loads(resources.files("stairsense.export.energy").joinpath("profiles", f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d["cpu"].update(turbo_ma={"value": 1, "source": "x"}), "unknown key 'cpu.turbo_ma'"),
+    (lambda d: d["sensors"]["gyroscope"]["current_ma"].update(value=-6.1), "'sensors.gyroscope.current_ma.value' must be >= 0"),
+    (lambda d: d["battery"].pop("capacity_mah"), "missing key 'battery.capacity_mah'"),
+    (lambda d: d["cpu"]["awake_ma"].update(source=""), "'cpu.awake_ma.source' must say where"),
+    (lambda d: d["virtual_sensors"]["rotation_vector"].update(requires=["barometer"]), "rotation_vector.requires"),
+    (lambda d: d.update(colour="red"), "unknown key 'colour'"),
+])
+def test_bad_profile_gets_one_line_naming_file_and_key(tmp_path, mutate, message):
+    data = _raw("nexus-2012")
+    mutate(data)
+    path = tmp_path / "phone.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError) as err:
+        load_profile(path)
+    text = str(err.value)
+    assert message in text and str(path) in text and "\n" not in text
+
+
+def test_cli_bad_profile_and_unknown_name_exit_2(tmp_path, capsys):
+    data = _raw("nexus-2012")
+    data["sensors"]["accelerometer"]["current_ma"]["value"] = -1
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    assert main(["energy", "--profile", str(path), "--rate", "30"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "sensors.accelerometer.current_ma.value" in err
+    assert main(["energy", "--profile", "no-such-phone"]) == 2
+    assert "shipped profiles are" in capsys.readouterr().err
+
+
+def test_cli_foreign_onnx_exits_2(tmp_path, capsys):
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    path = tmp_path / "foreign.onnx"
+    onnx.save(helper.make_model(graph), path)
+    assert main(["energy", "--model", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "foreign ONNX model" in err and err.count("\n") == 0
+
+
+def test_cli_profiles_lists_them(capsys):
+    assert main(["energy", "profiles", "--json"]) == 0
+    names = [p["name"] for p in json.loads(capsys.readouterr().out)]
+    assert names == profile_names()
+
+
+def test_sensor_current_table_interpolates():
+    sensor = load_profile("pixel2-2017").sensors["accelerometer"]
+    assert sensor.at(25) == pytest.approx(0.006)
+    assert sensor.at(37.5) == pytest.approx((0.006 + 0.011) / 2)
+    assert sensor.at(1000) == pytest.approx(0.073)  # constant beyond the table
+
+
+# --- day descriptions -----------------------------------------------------------------------------
+def test_parse_day():
+    assert parse_day("16h idle, 6h walking, 10m stairs") == {"idle": 57600, "walking": 21600, "stairs": 600}
+    assert parse_day("90 s stairs, 1.5h idle") == {"stairs": 90, "idle": 5400}
+    for bad in ("16h sleeping", "lots of walking", "25h idle", ""):
+        with pytest.raises(ValueError, match="--day"):
+            parse_day(bad)
+
+
+# --- graph operation count vs an independent count ------------------------------------------------
+def test_count_operations_matches_hand_count():
+    n, k, m = 7, 3, 5
+    W = np.arange(k * m, dtype=np.float32).reshape(k, m)
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Exp", ["xw"], ["e"]),
+             helper.make_node("ReduceSum", ["e", "axes"], ["s"], keepdims=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", k])],
+                              [helper.make_tensor_value_info("s", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(W, "W"), numpy_helper.from_array(np.array([0], np.int64), "axes")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    macs, elementwise, by_node = count_operations(model, n)
+    assert macs == n * k * m
+    assert by_node == {"MatMul": n * k * m, "Exp": n * m, "ReduceSum": n * m}
+    assert elementwise == 2 * n * m
+
+
+# --- the charge model against a hand computation ---------------------------------------------------
+def test_estimate_matches_hand_computation():
+    profile = load_profile("nexus-2012")
+    counts = {"walking": ActivityCounts(seconds=100.0, samples=3000, opened=200, dropped=20, classified=180)}
+    stages = StageCosts(smoothing_ns=50.0, gravity_rotation_ns=100.0, segmentation_ns=40.0)
+    from stairsense.export.energy import InferenceCost
+
+    inference = InferenceCost(window_samples=18, features_us=30.0, classifier_us=10.0, macs=0, elementwise=0)
+    config = PipelineConfig(rate_hz=30, orientation="rotvec").to_dict()
+    report = estimate(profile, Workload(config, counts, stages, inference), {"walking": 3600.0})
+    active, speed = 120.0, 20.0
+    hand = {
+        "sensors": 0.139 + 6.1 + 4.0,  # mA for one hour: acc + gyro + compass (the rotation vector powers all three)
+        "wakeups": 20.0,  # the wake lock held for the hour
+        "events": 30 * 3600 * (2 * 60e-6 + 150e-6) * active / 3600,  # two streams + one MPL fusion per sample
+        "smoothing": 30 * 3600 * 50e-9 * speed * active / 3600,
+        "gravity_rotation": 30 * 3600 * 100e-9 * speed * active / 3600,
+        "segmentation": 30 * 3600 * 40e-9 * speed * active / 3600,
+        "features": 1.8 * 3600 * 30e-6 * speed * active / 3600,  # 180 classified windows per 100 s
+        "inference": 1.8 * 3600 * 10e-6 * speed * active / 3600,
+    }
+    for stage in STAGES:
+        assert report.stage_mah[stage] == pytest.approx(hand[stage], rel=1e-9), stage
+    assert report.total_mah == pytest.approx(sum(hand.values()))
+    assert report.percent_per_day == pytest.approx(100 * sum(hand.values()) / 1750)
+    with pytest.raises(ValueError, match="'stairs' time"):
+        estimate(profile, Workload(config, counts, stages, inference), {"stairs": 60.0})
+
+
+# --- the four findings of §12.7.2, decided by the simulator -----------------------------------------
+THESIS = PipelineConfig(rate_hz=30, orientation="rotvec", smoothing="time", segmentation="pattern")
+DAY = parse_day("16h idle, 6h walking, 10m stairs")
+
+
+@pytest.fixture(scope="module")
+def komd_graph():
+    """A KOMD stair-step model trained on simulated people at 30 Hz, as the graph the phone runs."""
+    logs = [simulate(minutes=4, rate_hz=30, seed=100 + s) for s in range(3)]
+    data = window_dataset(logs, THESIS)
+    model = StairstepModel.train(make_stairstep_pipeline(), data.X, data.y, config=THESIS,
+                                 feature_names=data.feature_names)
+    proto, _, _ = build_onnx_model(model, "fp32")
+    selected = list(np.flatnonzero(model.pipeline[1].get_support()))
+    return proto, selected, list(model.feature_names)
+
+
+@pytest.fixture(scope="module")
+def day_log():
+    bouts = [(Activity.STANDING, 150), (Activity.WALKING, 150), (Activity.WALKING_UPSTAIRS, 40),
+             (Activity.WALKING_DOWNSTAIRS, 40), (Activity.STANDING, 100), (Activity.WALKING, 100)]
+    return simulate(rate_hz=30, seed=7, schedule=[(int(a), float(s)) for a, s in bouts])
+
+
+@pytest.fixture(scope="module")
+def nexus():
+    return load_profile("nexus-2012")
+
+
+def _charge(nexus, day_log, komd_graph, config):
+    proto, selected, names = komd_graph
+    workload = measure_workload(day_log, config, proto, selected=selected, input_names=names)
+    return estimate(nexus, workload, DAY)
+
+
+PROCESSING = ("segmentation", "features", "inference")
+
+
+@pytest.mark.xfail(strict=True, reason="the model does not give it: on a phone without a sensor hub the wake lock "
+                   "(20 mA) and the fused sensors (10 mA) are ~96 % of the pipeline's charge, so classifying 4 windows/s "
+                   "instead of ~1.5 adds ~1 % (it would take about 10 ms of phone CPU per window for 15 %)")
+def test_finding_1_data_driven_windows_save_over_15_percent(nexus, day_log, komd_graph):
+    pattern = _charge(nexus, day_log, komd_graph, THESIS)
+    sliding = _charge(nexus, day_log, komd_graph, THESIS.replace(segmentation="sliding"))
+    assert 1 - pattern.total_mah / sliding.total_mah > 0.15
+
+
+def test_finding_1_what_the_model_gives(nexus, day_log, komd_graph):
+    """The saving the windowing controls: the stages after segmentation shrink by far more than
+    15 %, but they are a small part of the whole on this phone (see the xfail above)."""
+    pattern = _charge(nexus, day_log, komd_graph, THESIS)
+    sliding = _charge(nexus, day_log, komd_graph, THESIS.replace(segmentation="sliding"))
+    processing = [sum(r.stage_mah[s] for s in PROCESSING) for r in (pattern, sliding)]
+    assert 1 - processing[0] / processing[1] > 0.15
+    assert 0 < 1 - pattern.total_mah / sliding.total_mah < 0.15
+
+
+def test_finding_2_smoothing_adds_under_1_percent(nexus, day_log, komd_graph):
+    smoothed = _charge(nexus, day_log, komd_graph, THESIS)
+    raw = _charge(nexus, day_log, komd_graph, THESIS.replace(smoothing="none"))
+    added = smoothed.stage_mah["smoothing"] / raw.total_mah
+    assert 0 < added < 0.01  # the thesis measured about +0.26 %
+    assert smoothed.stage_mah["sensors"] == raw.stage_mah["sensors"]
+
+
+def test_finding_3_mizell_is_cheapest(nexus, day_log, komd_graph):
+    ours = _charge(nexus, day_log, komd_graph, THESIS)
+    mizell = _charge(nexus, day_log, komd_graph, THESIS.replace(orientation="mizell"))
+    linear = _charge(nexus, day_log, komd_graph, THESIS.replace(orientation="linear"))
+    assert mizell.total_mah < 0.8 * ours.total_mah
+    assert mizell.total_mah < 0.8 * linear.total_mah
+
+
+@pytest.mark.xfail(strict=True, reason="the model does not give it: the Galaxy Nexus HAL powers accelerometer, "
+                   "gyroscope and compass for either virtual sensor and runs one MPL fusion per sample, and both "
+                   "methods deliver two streams; what is left is the app's own gravity removal (and a few more "
+                   "classified windows for Linear), which makes the thesis's method marginally dearer (~0.01 %)")
+def test_finding_3_ours_cheaper_than_linear(nexus, day_log, komd_graph):
+    ours = _charge(nexus, day_log, komd_graph, THESIS)
+    linear = _charge(nexus, day_log, komd_graph, THESIS.replace(orientation="linear"))
+    assert ours.total_mah < linear.total_mah
+
+
+@pytest.mark.parametrize("rate_hz", [5.0, 16.7, 50.0])  # SENSOR_DELAY_NORMAL, _UI, _GAME
+def test_finding_4_paller_nexus_one_wake_lock_sampling(rate_hz):
+    """Continuous accelerometer sampling with a partial wake lock on a Nexus One: 1.5-4 % battery
+    per hour measured (the source is in the profile); the model must land in that range ± 20 %."""
+    profile = load_profile("nexus-one-2010")
+    reference = profile.reference_measurements[0]
+    config = PipelineConfig(rate_hz=rate_hz, orientation="mizell").to_dict()
+    sampling_only = Workload(config, {"idle": ActivityCounts(seconds=3600.0, samples=int(3600 * rate_hz))},
+                             StageCosts(0.0, 0.0, 0.0), None)
+    report = estimate(profile, sampling_only, {"idle": 3600.0})
+    per_hour = report.percent_per_day  # the "day" is one hour here
+    assert 0.8 * reference["low"] <= per_hour <= 1.2 * reference["high"]
+
+
+# --- the budget optimiser -------------------------------------------------------------------------
+def test_pareto_front_and_budget_choice_against_brute_force():
+    from stairsense._energy_optimise import Candidate, best_under, pareto_front
+
+    rng = np.random.default_rng(3)
+    config = PipelineConfig(rate_hz=30, orientation="rotvec").to_dict()
+    candidates = [Candidate(config, k, "fp32", float(f), float(c), 0.0)
+                  for k, (f, c) in enumerate(zip(rng.uniform(0.5, 0.9, 60), rng.uniform(0.1, 5, 60)))]
+    front = pareto_front(candidates)
+    dominated = {id(c) for c in candidates for d in candidates
+                 if d.f1 >= c.f1 and d.percent_per_day <= c.percent_per_day and (d.f1, d.percent_per_day) != (c.f1, c.percent_per_day)}
+    assert {id(c) for c in front} == {id(c) for c in candidates} - dominated
+    best = best_under(candidates, 2.0)
+    assert best.f1 == max(c.f1 for c in candidates if c.percent_per_day <= 2.0)
+    with pytest.raises(ValueError, match="no configuration meets --budget 0.01%/day"):
+        best_under(candidates, 0.01)
+
+
+@pytest.fixture(scope="module")
+def labelled_logs(tmp_path_factory):
+    from stairsense.stream import write_log
+
+    folder = tmp_path_factory.mktemp("labelled")
+    return [str(write_log(simulate(minutes=2, rate_hz=30, seed=40 + s), folder / f"person{s}.csv.gz"))
+            for s in range(3)]
+
+
+def test_optimise_cli_writes_front_and_a_config_train_accepts(labelled_logs, tmp_path, capsys):
+    cache, best, plot = tmp_path / "cache", tmp_path / "best.json", tmp_path / "front.png"
+    argv = ["energy", "optimise", "--budget", "50%/day", "--data", *labelled_logs, "--rates", "30",
+            "--orientations", "rotvec", "--segmentations", "pattern", "--smoothings", "none",
+            "--k", "3", "10", "--precisions", "fp32", "int8", "--folds", "2", "--cache", str(cache),
+            "--out", str(best), "--plot", str(plot), "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["configurations"] == 4 and result["cache"]["computed"] == 1
+    assert plot.stat().st_size > 0
+    chosen = json.loads(best.read_text())
+    assert chosen["energy"]["percent_per_day"] <= 50 and chosen["train"]["k"] in (3, 10)
+    assert main(argv) == 0  # warm: every front end from the cache, same answer
+    again = json.loads(capsys.readouterr().out)
+    assert again["cache"]["cached"] == 1 and again["best"] == result["best"]
+    model = tmp_path / "m.model"
+    assert main(["train", *labelled_logs, "--config", str(best), "--out", str(model), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["params"]["select__k"] == chosen["train"]["k"]
+    from stairsense.models import load_model
+
+    assert load_model(model).config.to_dict() == chosen["pipeline"]
+    # A budget nothing meets: one line, exit 2.
+    assert main(argv[:3] + ["0.0001%/day"] + argv[4:]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no configuration meets --budget" in err and err.count("\n") == 0
+
+
+def test_fold_models_equal_pipelines_fitted_from_scratch():
+    """The optimiser fits the scaler and EasyMKL ranking once per fold and KOMD per k; that must be
+    the very model ``make_stairstep_pipeline(k)`` fits from scratch."""
+    from stairsense._energy_optimise import KOMD_GAMMA, KOMD_LAM, _fold_models
+
+    data = window_dataset([simulate(minutes=2, rate_hz=30, seed=60 + s) for s in range(2)], THESIS)
+    for k, model in _fold_models(THESIS, data.X, data.y, data.feature_names, [3, 10, 79]):
+        reference = StairstepModel.train(make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA), data.X, data.y,
+                                         config=THESIS, feature_names=data.feature_names)
+        np.testing.assert_array_equal(model.decision_function(data.X), reference.decision_function(data.X))
+
+
+def test_cli_estimate_from_an_exported_model_and_log(komd_graph, tmp_path, capsys):
+    """The issue's command: ``stairsense energy --model stairs.onnx --log walk.csv.gz --profile
+    nexus-2012 --plot e.png`` prints the breakdown (here as JSON) and writes the plot."""
+    from stairsense.export import export_model
+    from stairsense.stream import write_log
+
+    logs = [simulate(minutes=3, rate_hz=30, seed=100 + s) for s in range(2)]
+    data = window_dataset(logs, THESIS)
+    model = StairstepModel.train(make_stairstep_pipeline(k=10), data.X, data.y, config=THESIS,
+                                 feature_names=data.feature_names)
+    onnx_path = export_model(model, tmp_path / "stairs.onnx", validation=logs[0]).path
+    log_path = write_log(simulate(minutes=2, rate_hz=30, seed=8), tmp_path / "walk.csv.gz")
+    plot = tmp_path / "e.png"
+    assert main(["energy", "--model", str(onnx_path), "--log", str(log_path), "--profile", "nexus-2012",
+                 "--plot", str(plot), "--compare", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    reports = out["reports"]
+    assert set(reports) == {"configuration", "sliding 500 ms/50 %", "no smoothing", "Mizell (acc only)",
+                            "Linear (linacc + rotvec)"}
+    main_report = reports["configuration"]
+    assert main_report["config"]["orientation"] == "rotvec" and set(main_report["stage_mah"]) == set(STAGES)
+    assert main_report["stage_mah"]["inference"] > 0 and plot.stat().st_size > 0
+    assert sum(main_report["day_s"].values()) == pytest.approx(86400)  # the log's own mix over 24 h

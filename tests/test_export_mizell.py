@@ -1,0 +1,30 @@
+"""Export of a Mizell model: its windows have two 3-column blocks (vertical, horizontal) and 158
+features; the export's parity check must featurise both blocks (the energy optimiser can choose
+Mizell, and `stairsense export --config best.json` must then work)."""
+import numpy as np
+
+from stairsense import PipelineConfig, window_dataset
+from stairsense.export import OnnxStairModel, export_model
+from stairsense.models import StairstepModel, make_stairstep_pipeline
+from stairsense.stream import simulate
+
+
+def test_mizell_model_exports_with_parity(tmp_path):
+    config = PipelineConfig(rate_hz=30, orientation="mizell")
+    data = window_dataset([simulate(minutes=3, rate_hz=30, seed=70 + s) for s in range(1)], config)
+    assert data.X.shape[1] == 158
+    model = StairstepModel.train(make_stairstep_pipeline(k=10), data.X, data.y, config=config,
+                                 feature_names=data.feature_names)
+    report = export_model(model, tmp_path / "mizell.onnx", validation=simulate(minutes=1, rate_hz=30, seed=5))
+    assert report.parity["decision_agreement"] == 1.0
+    onnx_model = OnnxStairModel(tmp_path / "mizell.onnx", config=config)
+    assert onnx_model.n_columns == 6
+    log = simulate(minutes=1, rate_hz=30, seed=6)
+    from stairsense import front_end
+    from stairsense.pipeline import window_features_of
+
+    result = front_end(log, config)
+    kept = result.windows.kept
+    index, offsets = result.windows.sample_index(kept)
+    expected = model.predict(window_features_of(result.standardized.samples, result.windows, kept))
+    np.testing.assert_array_equal(onnx_model.predict_windows(result.standardized.samples[index], offsets), expected)
