@@ -27,7 +27,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import git_commit, load_average, markdown_table, median_time  # noqa: E402
+from _common import git_commit, load_average, markdown_table, median_time, write_results  # noqa: E402
 
 from stairsense import PipelineConfig, window_dataset  # noqa: E402
 from stairsense.export import build_onnx_model  # noqa: E402
@@ -45,6 +45,8 @@ from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E
 from stairsense.stream import Activity, simulate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("export/", "stream/", "features/", "stairsense/_energy_optimise.py", "stairsense/pipeline.py")
 RESULTS = ROOT / "results"
 THESIS = PipelineConfig(rate_hz=30, orientation="rotvec", smoothing="time", segmentation="pattern")
 VARIANTS = {
@@ -206,7 +208,7 @@ def main(argv=None):
     paller(lines)
     pricing_speed(lines, args.cache)
     optimiser_speed(lines, args.cache, args.cold_log)
-    (RESULTS / "energy.md").write_text("\n".join(lines) + "\n")
+    write_results(RESULTS / "energy.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
