@@ -12,7 +12,16 @@ import sys
 
 from stairsense import __version__
 
-from . import _cli_demo, _cli_evaluate, _cli_export, _cli_replay, _cli_simulate, _cli_train, _cli_upgrade_model
+from . import (
+    _cli_convert,
+    _cli_demo,
+    _cli_evaluate,
+    _cli_export,
+    _cli_replay,
+    _cli_simulate,
+    _cli_train,
+    _cli_upgrade_model,
+)
 
 __all__ = ["main", "build_parser"]
 
@@ -32,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_train.add_parser(sub)
     _cli_evaluate.add_parser(sub)
     _cli_demo.add_parser(sub)
+    _cli_convert.add_parser(sub)
     _cli_upgrade_model.add_parser(sub)
     return parser
 
