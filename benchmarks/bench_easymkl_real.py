@@ -15,6 +15,8 @@ Run: ``.venv/bin/python benchmarks/bench_easymkl_real.py [--repeats 5]``
 from __future__ import annotations
 
 import argparse
+import statistics
+import time
 import warnings
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from _common import cached_windows, fused_uci_logs, git_commit, load_average, markdown_table, median_time
+from _common import cached_windows, fused_uci_logs, git_commit, load_average, markdown_table
 from stairsense import PipelineConfig
 from stairsense.features import make_feature_scaler
 from stairsense.models import EasyMKLSelector
@@ -74,16 +76,32 @@ def compare(name, X, y, repeats):
     y_signed = np.where(y == np.unique(y)[1], 1.0, -1.0)
     Z = X / np.sqrt(np.maximum(np.mean(X**2, axis=0), np.finfo(float).tiny))
     for lam in LAMS:
-        seconds, selector = median_time(lambda: EasyMKLSelector(lam=lam).fit(X, y), repeats)
+        (seconds, cpu), selector = wall_and_cpu(lambda: EasyMKLSelector(lam=lam).fit(X, y), repeats)
         ours = komd_objective(Z, y_signed, selector.gamma_dist_, lam)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            old_seconds, old = median_time(lambda: solve_komd_linear_dual(Z, y_signed, lam, max_iter=10_000), 1)
+            (old_seconds, old_cpu), old = wall_and_cpu(
+                lambda: solve_komd_linear_dual(Z, y_signed, lam, max_iter=10_000), 1)
         converged = "yes" if not caught else "**no** (ConvergenceWarning)"
-        rows.append((name, lam, f"{seconds:.3f}", selector.n_iter_, f"{selector.duality_gap_ / ours:.1e}",
-                     f"{old_seconds:.2f}", old.n_iter, f"{old.gap / old.objective:.1e}", converged,
-                     f"{old_seconds / seconds:.1f}x", f"{(old.objective - ours) / ours:+.1e}"))
+        rows.append((name, lam, f"{seconds:.3f}", f"{cpu:.3f}", selector.n_iter_, f"{selector.duality_gap_ / ours:.1e}",
+                     f"{old_seconds:.2f}", f"{old_cpu:.2f}", old.n_iter, f"{old.gap / old.objective:.1e}", converged,
+                     f"{old_cpu / cpu:.1f}x", f"{(old.objective - ours) / ours:+.1e}"))
     return rows
+
+
+def wall_and_cpu(fn, repeats):
+    """Median wall and CPU seconds of ``fn()`` over ``repeats`` calls, and the last result.
+
+    On a machine shared by many jobs the wall time mostly measures the share of a core this
+    process got; CPU time (one BLAS thread) is the work done and the steadier figure.
+    """
+    walls, cpus, result = [], [], None
+    for _ in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = fn()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return (statistics.median(walls), statistics.median(cpus)), result
 
 
 def main():
@@ -106,7 +124,9 @@ def main():
             ours = komd_objective(Zs, ys_signed, selector.gamma_dist_, lam)
             reference = qp_oracle(Zs, ys_signed, lam)
             oracle_rows.append((lam, f"{ours:.10e}", f"{reference:.10e}", f"{(ours - reference) / reference:+.1e}"))
-    met = all(float(r[2]) < 2.0 and float(r[4]) <= 1e-6 for r in rows if r[0].startswith("UCI"))
+    real = [r for r in rows if r[0].startswith("UCI")]
+    met_cpu = all(float(r[3]) < 2.0 and float(r[5]) <= 1e-6 for r in real)
+    met_wall = all(float(r[2]) < 2.0 and float(r[5]) <= 1e-6 for r in real)
     lines = [
         "# EasyMKLSelector on the real window features",
         "",
@@ -116,16 +136,18 @@ def main():
         "",
         "Features: the 79 window features of the fused UCI HAPT logs, `PipelineConfig(rate_hz=30)`, scaled to "
         "[-1, 1] (the stair pipeline's scaler); synthetic: `make_classification` of the same shape (12 informative, "
-        "6 redundant), same scaler. Selector: median wall time of the whole `fit` over the repeats. Old solver "
+        "6 redundant), same scaler. Selector: medians of the wall and CPU time of the whole `fit` over the repeats. Old solver "
         "(L-BFGS on the d-dim dual, what the selector used before issue 10): one run, `max_iter=10000`, on the "
         "same trace-normalised columns.",
         "",
-        f"**Target (< 2 s, converged, at Λ = 0.1 and 0.01 on the real features): {'met' if met else 'MISSED'}.**",
+        f"**Target (< 2 s, converged, at Λ = 0.1 and 0.01 on the real features): {'met' if met_cpu else 'MISSED'} "
+        f"in CPU time; {'met' if met_wall else 'MISSED'} in wall time at this load.**",
         "",
         *markdown_table(
-            ["data", "Λ", "selector s (median)", "IPM iterations", "relative gap", "old L-BFGS s", "L-BFGS iterations",
-             "L-BFGS relative gap", "L-BFGS converged (tol 1e-6)", "speed-up", "(F_old − F_new)/F_new"],
-            rows, align="llrrrrrrlrr"),
+            ["data", "Λ", "selector wall s", "selector CPU s", "IPM iterations", "relative gap", "old L-BFGS wall s",
+             "old CPU s", "L-BFGS iterations", "L-BFGS relative gap", "L-BFGS converged (tol 1e-6)",
+             "speed-up (CPU)", "(F_old − F_new)/F_new"],
+            rows, align="llrrrrrrrrlrr"),
         "",
         "## Check against a generic QP solver (300 real windows, SLSQP on the simplex-constrained primal)",
         "",
