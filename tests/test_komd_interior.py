@@ -5,9 +5,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
 
 from stairsense.models.mkl._easymkl import EasyMKLSelector
 from stairsense.models.mkl._komd_interior import solve_komd_linear_interior
+from stairsense.models.mkl._simplex import solve_komd_linear_dual
 
 
 def correlated_features(seed, n=60, d=8):
@@ -70,6 +72,21 @@ def test_lambdas_outside_the_domain_are_refused(lam):
     X, y = correlated_features(4)
     with pytest.raises(ValueError, match="lam"):
         solve_komd_linear_interior(X, y, lam)
+
+
+def test_the_selector_hands_ill_conditioned_problems_to_the_interior_point():
+    """L-BFGS gets 100 iterations; on correlated columns at small Λ it needs more, and the selector's
+    γ must still be the KOMD optimum (within its tolerance)."""
+    X, y = correlated_features(5, n=3000, d=40)
+    Z = X / np.sqrt(np.mean(X**2, axis=0))
+    selector = EasyMKLSelector(lam=0.001, tol=1e-8).fit(X, y)
+    reference = solve_komd_linear_interior(Z, y, 0.001, tol=1e-12)
+    w = Z.T @ (y * selector.gamma_dist_)
+    objective = 0.999 * w @ w + 0.001 * selector.gamma_dist_ @ selector.gamma_dist_
+    assert objective == pytest.approx(reference.objective, rel=1e-7)
+    assert selector.duality_gap_ <= 1e-8 * objective
+    with pytest.warns(ConvergenceWarning):  # the case really needs the hand-over
+        assert solve_komd_linear_dual(Z, y, 0.001, tol=1e-8, max_iter=100).gap > 1e-8 * objective
 
 
 # --- one-vs-rest selector --------------------------------------------------------------------------
