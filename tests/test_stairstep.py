@@ -133,6 +133,7 @@ def _set_attribute(name, value):
     (_set_attribute("dual_coef_", {"array": "missing"}), "not a number, string"),
     (lambda h: h["estimator"]["steps"][2][1]["params"].update(kernel_callable="x"), "no parameter"),
     (lambda h: h.pop("estimator"), "must be described by a JSON object"),
+    (lambda h: h.update(config={"rate_hz": "fast"}), "refused"),
 ])
 def test_a_header_naming_anything_but_plain_data_is_refused(model, tmp_path, edit, match):
     path = save_model(model[0], tmp_path / "m.ssm")

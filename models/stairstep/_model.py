@@ -456,7 +456,7 @@ def load_model(path: str | os.PathLike, *, allow_version_mismatch: bool = False)
     try:
         pipeline = estimator_from_state(header.get("estimator"), unpack_arrays(payload))
         return StairstepModel(pipeline, header["config"], header["feature_names"], header.get("summary"))
-    except (UnsafeStateError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:  # UnsafeStateError, or a config PipelineConfig refuses
         raise ModelFileError(f"{path}: refused: {exc}; retrain the model with `stairsense train`") from None
 
 
