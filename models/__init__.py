@@ -47,6 +47,7 @@ from .stairstep import (
     read_model_header,
     save_model,
     stair_scores,
+    upgrade_model_file,
 )
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "save_model",
     "load_model",
     "read_model_header",
+    "upgrade_model_file",
     "ModelFileError",
     "evaluate_protocol",
     "CVResult",

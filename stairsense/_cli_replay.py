@@ -112,7 +112,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("replay", help="run a log through the front end and report windows and steps",
                        description="Stream a canonical log (.csv/.csv.gz) through smoothing, standardization and "
                                    "segmentation exactly as the phone does; with --model, count stair steps.")
-    p.add_argument("log", metavar="LOG", help="canonical sensor log (.csv or .csv.gz)")
+    p.add_argument("log", metavar="LOG", help="canonical sensor log (.csv, .csv.gz or .parquet)")
     add_config_args(p)
     p.add_argument("--model", metavar="MODEL", help="a model from `stairsense train` (or an exported .onnx)")
     add_read_args(p)

@@ -28,6 +28,6 @@ def add_parser(subparsers) -> None:
     p.add_argument("--minutes", type=positive(float), default=10.0, help="length of the random activity schedule (default 10)")
     p.add_argument("--rate", type=positive(float), default=50.0, metavar="HZ", help="sampling rate, 20-200 Hz (default 50)")
     p.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same log (default 0)")
-    p.add_argument("--out", required=True, metavar="LOG", help="output .csv or .csv.gz")
+    p.add_argument("--out", required=True, metavar="LOG", help="output .csv, .csv.gz or .parquet (binary, fastest to replay)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_simulate)

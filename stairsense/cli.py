@@ -17,7 +17,18 @@ from stairsense import __version__
 from stairsense.stream import LogRepairedWarning
 
 from ._cli_common import cli_advice
-from . import _cli_demo, _cli_energy, _cli_evaluate, _cli_export, _cli_import, _cli_replay, _cli_simulate, _cli_train
+from . import (
+    _cli_convert,
+    _cli_demo,
+    _cli_energy,
+    _cli_evaluate,
+    _cli_export,
+    _cli_import,
+    _cli_replay,
+    _cli_simulate,
+    _cli_train,
+    _cli_upgrade_model,
+)
 
 __all__ = ["main", "build_parser"]
 
@@ -54,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_demo.add_parser(sub)
     _cli_import.add_parser(sub)
     _cli_energy.add_parser(sub)
+    _cli_convert.add_parser(sub)
+    _cli_upgrade_model.add_parser(sub)
     return parser
 
 

@@ -14,6 +14,7 @@ from ._csv_format import LogFormatError, steps_path
 from ._csv_read import iter_log_chunks, read_log, read_segments, read_steps
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport, RepairAction
 from ._csv_write import new_file_mode, write_log
+from ._convert import convert_log
 from ._import import ImportReport, import_log, parse_mapping
 from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_dir, uci_hapt_experiments
 from ._log import STAIR_ACTIVITIES, STANDARD_GRAVITY, Activity, SensorLog, StepTruth
@@ -47,6 +48,7 @@ __all__ = [
     "steps_path",
     "write_log",
     "new_file_mode",
+    "convert_log",
     "ReadReport",
     "RepairAction",
     "LogFormatError",

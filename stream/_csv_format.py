@@ -56,7 +56,7 @@ def steps_path(path: str | Path) -> Path:
     """
     path = Path(path)
     name = path.name
-    for suffix in (".csv.gz", ".csv"):
+    for suffix in (".csv.gz", ".csv", ".parquet"):
         if name.endswith(suffix):
             return path.with_name(name[: -len(suffix)] + ".steps.csv")
-    raise ValueError(f"{path}: a sensor log file must end in .csv or .csv.gz, got {name!r}; rename it")
+    raise ValueError(f"{path}: a sensor log file must end in .csv, .csv.gz or .parquet, got {name!r}; rename it")

@@ -219,14 +219,16 @@ def _check_line(path, lineno, text, columns, types, ncol):
 
 
 def _blocks(header: _Header, units: str, drop_nan: bool,
-            report: ReadReport) -> Iterator[_Block]:
-    """Parse, check finiteness, labels and units, and convert g to m/s²."""
+            report: ReadReport, batches: Iterator[tuple[int, pa.RecordBatch]] | None = None) -> Iterator[_Block]:
+    """Parse (or take ``batches``, e.g. a Parquet log's), check finiteness, labels and units, convert g to m/s²."""
     path = header.path
     units_checked = False
     # gzip: Arrow reads decoded blocks ahead of the parser; 1 MB blocks cut that queue's memory
     # 4x at the same CPU (benchmarks/bench_read.py), while memory-mapped plain files queue nothing.
     gz = path.name.endswith(".gz")
-    for line0, batch in _iter_batches(header, min(_BLOCK_BYTES, 1 << 20) if gz else _BLOCK_BYTES):
+    if batches is None:
+        batches = _iter_batches(header, min(_BLOCK_BYTES, 1 << 20) if gz else _BLOCK_BYTES)
+    for line0, batch in batches:
         n = batch.num_rows
         cols = {name: batch.column(i).to_numpy() for i, name in enumerate(header.columns)}
         report.rows_read += n

@@ -18,6 +18,7 @@ from ._csv_order import _deduped, _ordered, _sorted_block, _trimmed_startup
 from ._csv_parse import _blocks, _Block, _Header, _iter_batches, _open_text, _read_header
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport
 from ._log import SensorLog, StepTruth
+from ._parquet import is_parquet, parquet_batches, parquet_header
 
 __all__ = ["iter_log_chunks", "read_log", "read_segments", "read_steps"]
 
@@ -108,7 +109,8 @@ def _segments_of(path, repair, units, max_gap_s, report: ReadReport | None = Non
     sort (whole file), dedupe, trim-startup, then the order and gap checks (split-gaps).
     """
     path = Path(path)
-    header = _read_header(path)
+    parquet = is_parquet(path)  # the binary log format: same batches, same checks (_parquet)
+    header = parquet_header(path) if parquet else _read_header(path)
     if units is None:
         units = header.meta.get("units", "m/s2")
     repairs, units, max_gap_ns = _resolve(path, repair, units, max_gap_s)
@@ -118,7 +120,7 @@ def _segments_of(path, repair, units, max_gap_s, report: ReadReport | None = Non
     if units == "g":
         meta["units"] = "m/s2"
         meta["converted_from_units"] = "g"
-    blocks = _blocks(header, units, "drop-nan" in repairs, report)
+    blocks = _blocks(header, units, "drop-nan" in repairs, report, parquet_batches(header) if parquet else None)
     if "sort" in repairs:
         blocks = _sorted_block(list(blocks), report)
     if "dedupe" in repairs:

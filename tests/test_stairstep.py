@@ -8,12 +8,17 @@ import numpy as np
 import pytest
 
 from stairsense import PipelineConfig
+import sklearn
+
 from stairsense.models.stairstep._model import (
+    MODEL_FORMAT,
     ModelFileError,
     StairstepModel,
     load_model,
     make_stairstep_pipeline,
+    package_version,
     save_model,
+    upgrade_model_file,
 )
 from stairsense.pipeline import window_dataset
 from stairsense.stream import write_log
@@ -49,27 +54,138 @@ def test_round_trip_keeps_predictions_config_and_summary(model, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["m.ssm"]  # no temporary file left behind
 
 
-def test_a_model_pickled_before_the_family_layout_still_loads(model, tmp_path):
-    """Files written when the classes lived in stairsense.models._stairstep, stairsense.config, ...
-    name those modules in their pickle; load_model maps them to where the classes live now."""
+def _write_format_1(path, payload: bytes):
+    """A format-1 file (before issue 10): a JSON header line, then a pickle, with a valid checksum."""
     import hashlib
+
+    header = {"format": MODEL_FORMAT, "format_version": 1, "stairsense_version": package_version(),
+              "sklearn_version": sklearn.__version__, "payload_bytes": len(payload),
+              "payload_sha256": hashlib.sha256(payload).hexdigest()}
+    path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+    return path
+
+
+class _CreatesMarker:
+    """Unpickling this calls open(marker, "w"): the file appears if and only if the pickle ran."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return open, (self.marker, "w")
+
+
+def test_a_malicious_pickled_model_is_refused_without_running(tmp_path):
+    import pickle
+
+    marker = tmp_path / "pwned"
+    path = _write_format_1(tmp_path / "evil.model", pickle.dumps(_CreatesMarker(marker)))
+    with pytest.raises(ModelFileError, match="format 1 stores a pickle.*upgrade-model") as info:
+        load_model(path)
+    assert str(path) in str(info.value)
+    assert not marker.exists()
+    # The oracle that the payload is live: unpickling it does create the marker.
+    pickle.loads(path.read_bytes().split(b"\n", 1)[1])
+    assert marker.exists()
+
+
+def _rewrite(path, edit_header=lambda h: None, payload=None):
+    import hashlib
+
+    head, old = path.read_bytes().split(b"\n", 1)
+    header = json.loads(head)
+    payload = old if payload is None else payload
+    edit_header(header)
+    header.update(payload_bytes=len(payload), payload_sha256=hashlib.sha256(payload).hexdigest())
+    path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+
+
+def test_a_pickle_hidden_in_the_array_payload_is_refused_without_running(model, tmp_path):
+    import io
+
+    marker = tmp_path / "pwned"
+    path = save_model(model[0], tmp_path / "m.ssm")
+    buffer = io.BytesIO()
+    np.savez(buffer, **{"komd.dual_coef_": np.array([_CreatesMarker(marker)], dtype=object)})  # an .npy holding a pickle
+    _rewrite(path, payload=buffer.getvalue())
+    with pytest.raises(ModelFileError, match="not an npz of plain arrays"):
+        load_model(path)
+    assert not marker.exists()
+
+
+def _set_type(kind):
+    def edit(header):
+        header["estimator"]["steps"][2][1]["type"] = kind
+    return edit
+
+
+def _set_attribute(name, value):
+    def edit(header):
+        header["estimator"]["steps"][2][1]["attributes"][name] = value
+    return edit
+
+
+@pytest.mark.parametrize("edit, match", [
+    (_set_type("builtins.eval"), "'builtins.eval' is not one a model file may hold"),
+    (_set_type("EasyMKL"), "'EasyMKL' is not one"),  # a real estimator, but one that takes callables
+    (_set_attribute("__class__", 1), "not a fitted-attribute name"),
+    (_set_attribute("theta_", {"py/object": "os.system"}), "not a number, string, tuple or stored array"),
+    (_set_attribute("dual_coef_", {"array": "missing"}), "not a number, string"),
+    (lambda h: h["estimator"]["steps"][2][1]["params"].update(kernel_callable="x"), "no parameter"),
+    (lambda h: h.pop("estimator"), "must be described by a JSON object"),
+    (lambda h: h.update(config={"rate_hz": "fast"}), "refused"),
+])
+def test_a_header_naming_anything_but_plain_data_is_refused(model, tmp_path, edit, match):
+    path = save_model(model[0], tmp_path / "m.ssm")
+    _rewrite(path, edit)
+    with pytest.raises(ModelFileError, match=match):
+        load_model(path)
+
+
+def test_a_trusted_old_model_is_upgraded_explicitly_even_from_the_flat_layout(model, tmp_path):
+    """Format-1 files pickled when the classes lived in stairsense.models._stairstep, stairsense.config,
+    ... name those modules; upgrade_model_file maps them to where the classes live now."""
     import pickle
 
     from stairsense.models.stairstep._model import _MOVED_MODULES
 
     model, X = model
-    path = save_model(model, tmp_path / "m.ssm")
-    header = json.loads(path.read_bytes().split(b"\n", 1)[0])
     payload = pickle.dumps(model, protocol=2)  # protocol 2 names classes as text lines: "c<module>\n<name>\n"
     for old, new in _MOVED_MODULES.items():
         payload = payload.replace(f"c{new}\n".encode(), f"c{old}\n".encode())
     for old in ("stairsense.models._stairstep", "stairsense.config", "stairsense.models._komd"):
         assert f"c{old}\n".encode() in payload  # the file really names the old modules
-    header.update(payload_bytes=len(payload), payload_sha256=hashlib.sha256(payload).hexdigest())
-    path.write_bytes(json.dumps(header).encode() + b"\n" + payload)
-    back = load_model(path)
+    old_path = _write_format_1(tmp_path / "old.model", payload)
+    with pytest.raises(ModelFileError, match="format 1"):
+        load_model(old_path)
+    back = load_model(upgrade_model_file(old_path, tmp_path / "new.model"))
     np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
-    assert back.config == CONFIG
+    assert back.config == CONFIG and back.summary == model.summary
+    with pytest.raises(ModelFileError, match="only format-1 files need upgrading"):
+        upgrade_model_file(tmp_path / "new.model", tmp_path / "again.model")
+
+
+def test_the_cli_upgrades_an_old_file(model, tmp_path, capsys):
+    import pickle
+
+    from stairsense.cli import main
+
+    old_path = _write_format_1(tmp_path / "old.model", pickle.dumps(model[0]))
+    assert main(["upgrade-model", str(old_path), "--out", str(tmp_path / "new.model"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["out"] == str(tmp_path / "new.model")
+    assert main(["replay", str(old_path), "--model", str(old_path)]) == 2
+    assert "upgrade-model" in capsys.readouterr().err
+
+
+def test_only_the_stair_step_estimators_can_be_saved(tmp_path):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = np.random.default_rng(0).normal(size=(40, 3)), np.arange(40) % 2
+    model = StairstepModel(make_pipeline(DecisionTreeClassifier()).fit(X, y), CONFIG, list("abc"))
+    with pytest.raises(ValueError, match="cannot save a DecisionTreeClassifier"):
+        save_model(model, tmp_path / "m.ssm")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_selector_keeps_the_k_features_easymkl_ranks_first(model):

@@ -13,15 +13,22 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.linalg.blas import daxpy
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from ._komd import BinaryDecisionMixin, encode_binary_labels, solve_komd_precomputed
+from ._komd_interior import solve_komd_linear_interior
 from ._simplex import linear_kernel_operator, solve_komd_linear_dual, solve_komd_projected_gradient
 
 __all__ = ["EasyMKL", "EasyMKLSelector", "PrecomputedKernel", "RankOneKernel", "kernel_weights"]
+
+# L-BFGS iterations EasyMKLSelector tries before switching to the interior point (about 1.5x what
+# well-conditioned problems need; benchmarks/bench_easymkl.py and bench_easymkl_real.py).
+_LBFGS_BUDGET = 100
 
 
 class RankOneKernel:
@@ -362,13 +369,25 @@ class EasyMKLSelector(SelectorMixin, BaseEstimator):
 
     Spec §2.5(a) and addendum §2.5: with K_r = x^(r)x^(r)ᵀ (columns divided by √(tr(K_r)/l), the RMS,
     when ``trace_normalize``), Σ_r K_r = XXᵀ, so EasyMKL's KOMD is
-    min_{γ∈Γ̂} (1 − Λ)‖Xᵀ(y∘γ)‖² + Λ‖γ‖², solved in O(n·d) per iteration: for Λ > 0 by L-BFGS on its
-    d-dimensional dual (:func:`~stairsense.models.mkl._simplex.solve_komd_linear_dual`, about 70
-    iterations whatever n), for Λ = 0 by accelerated projected gradient with two simplex projections
+    min_{γ∈Γ̂} (1 − Λ)‖Xᵀ(y∘γ)‖² + Λ‖γ‖²: for Λ > 0 first by L-BFGS on its d-dimensional dual
+    (:func:`~stairsense.models.mkl._simplex.solve_komd_linear_dual`, O(n·d) per iteration, enough on
+    well-conditioned features), and if that has not converged in 100 iterations by a primal-dual
+    interior-point method in O(n·d²) per iteration
+    (:func:`~stairsense.models.mkl._komd_interior.solve_komd_linear_interior`, 15–30 iterations
+    whatever Λ, also on the strongly correlated real window features); for
+    Λ = 0 by accelerated projected gradient with two simplex projections
     (:func:`~stairsense.models.mkl._simplex.solve_komd_projected_gradient`, which needs hundreds of
     iterations at n = 10⁴ because the primal's conditioning grows with n/Λ); and
     d_r = ((Xᵀ(y∘γ))_r)², the squared gap of the γ-weighted class means of feature r. Weights follow
     §2.2 step 5 as in :class:`EasyMKL`, which gives the same ranking on explicit rank-one kernels.
+
+    More than two classes: one-vs-rest. EasyMKL is a two-class method (spec §2.1); with C > 2
+    classes the selector solves the C problems "class c against the rest", normalises each one's
+    separations by §2.2 step 5 (so every class counts equally, whatever its size or how separable it
+    is), and averages them: ``scores_ = mean_c class_scores_[c]``, renormalised by ``weight_norm``
+    (the mean of l1-normalised rows already sums to 1). A feature thus ranks high when it separates
+    some classes strongly or many classes moderately. With two classes both one-vs-rest problems are
+    the binary problem with the sign of y flipped and give the same scores, so a single solve is run.
 
     Parameters
     ----------
@@ -386,26 +405,32 @@ class EasyMKLSelector(SelectorMixin, BaseEstimator):
     tol : float > 0, default=1e-6
         Relative duality-gap tolerance of the KOMD solve.
     max_iter : int ≥ 1, default=10000
-        Iteration cap of the KOMD solve.
+        Iteration cap of the KOMD solve (for Λ > 0: of each of the two solvers).
 
     Attributes
     ----------
-    separation_ : ndarray of shape (n_features_in_,)
-        d_r(γ).
+    classes_ : ndarray of shape (n_classes,)
+        The sorted class labels; with two, ``classes_[1]`` is the positive class.
+    separation_ : ndarray of shape (n_features_in_,), or (n_classes, n_features_in_) if n_classes > 2
+        d_r(γ) (per one-vs-rest problem).
+    class_scores_ : ndarray of shape (n_classes, n_features_in_)
+        d / ‖d‖ of each one-vs-rest problem (with two classes, both rows equal ``scores_``).
     scores_ : ndarray of shape (n_features_in_,)
-        d / ‖d‖, the weights of the trace-normalised feature kernels; ranking and ``threshold`` use it.
+        d / ‖d‖ (the mean of ``class_scores_``, renormalised, with more classes): the weights of the
+        trace-normalised feature kernels; ranking and ``threshold`` use it.
     weights_ : ndarray of shape (n_features_in_,)
-        Weights of the original kernels x^(r)x^(r)ᵀ (= ``scores_`` without trace normalisation).
+        ``scores_`` / ``trace_scales_``: weights of the original kernels x^(r)x^(r)ᵀ.
     ranking_ : ndarray of shape (n_features_in_,)
         Feature indices, best first.
     trace_scales_ : ndarray of shape (n_features_in_,)
         tr(K_r)/l = mean of x^(r)².
-    gamma_dist_ : ndarray of shape (n_samples,)
-        The KOMD solution γ.
+    gamma_dist_ : ndarray of shape (n_samples,), or (n_classes, n_samples) if n_classes > 2
+        The KOMD solution γ (per one-vs-rest problem).
     duality_gap_ : float
-        Duality gap at γ (an upper bound on its objective error).
+        Duality gap at γ (an upper bound on its objective error); the largest over the problems.
     n_iter_ : int
-        Solver iterations (L-BFGS for Λ > 0, projected gradient for Λ = 0).
+        Iterations of the solver that returned γ (L-BFGS or interior point for Λ > 0, projected
+        gradient for Λ = 0), summed over the problems.
     n_features_in_ : int
 
     Examples
@@ -449,14 +474,17 @@ class EasyMKLSelector(SelectorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Exactly two classes.
+            Two or more classes (more: one-vs-rest, see the class docstring).
 
         Returns
         -------
         self : EasyMKLSelector
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
-        _, y_signed = encode_binary_labels(y, type(self).__name__)
+        check_classification_targets(y)
+        self.classes_, index = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(f"EasyMKLSelector needs at least 2 classes in y, got 1 class: {self.classes_.tolist()}")
         n_samples, n_features = X.shape
         if self.k != "all" and self.threshold is None and self.k > n_features:
             warnings.warn(f"k={self.k} is greater than n_features={n_features}; all the features will be kept")
@@ -465,22 +493,46 @@ class EasyMKLSelector(SelectorMixin, BaseEstimator):
             X = X / np.sqrt(scales)
         else:
             scales = np.ones(n_features)
-        if self.lam > 0:  # the d-dimensional dual: iterations independent of n (see its docstring)
-            solution = solve_komd_linear_dual(X, y_signed, float(self.lam), tol=self.tol, max_iter=self.max_iter)
+        # Two classes: one problem, classes_[1] positive. More: class c against the rest, for each c.
+        targets = [index == 1] if self.classes_.size == 2 else [index == c for c in range(self.classes_.size)]
+        solutions = [self._solve_binary(X, np.where(positive, 1.0, -1.0)) for positive in targets]
+        separation = np.array([s for s, _ in solutions])
+        class_scores = np.array([kernel_weights(s, scales, self.weight_norm)[0] for s in separation])
+        if self.classes_.size == 2:
+            class_scores = np.repeat(class_scores, 2, axis=0)
+        mean_scores = class_scores.mean(axis=0)
+        self.scores_ = mean_scores / _weight_norm(mean_scores, self.weight_norm)
+        self.weights_ = self.scores_ / scales
+        self.class_scores_ = class_scores
+        squeeze = (lambda a: a[0]) if self.classes_.size == 2 else (lambda a: a)
+        self.separation_ = squeeze(separation)
+        self.gamma_dist_ = squeeze(np.array([sol.gamma for _, sol in solutions]))
+        self.duality_gap_ = max(sol.gap for _, sol in solutions)
+        self.n_iter_ = sum(sol.n_iter for _, sol in solutions)
+        self.trace_scales_ = scales
+        self.ranking_ = np.argsort(-self.scores_, kind="stable")
+        return self
+
+    def _solve_binary(self, X, y_signed):
+        """(d_r for every feature, KOMD solution) of one two-class problem on the scaled X."""
+        if self.lam > 0:
+            # L-BFGS on the d-dim dual costs O(n·d) an iteration and converges in ~70 on well-conditioned
+            # features (0.9 s at 100,000 × 79); on correlated ones (the real window features) it needs
+            # thousands, so after a short budget the interior point (O(n·d²), 15–30 iterations whatever
+            # the conditioning; see _komd_interior) takes over.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                solution = solve_komd_linear_dual(X, y_signed, float(self.lam), tol=self.tol,
+                                                  max_iter=min(_LBFGS_BUDGET, self.max_iter))
+            if solution.gap > self.tol * solution.objective:
+                solution = solve_komd_linear_interior(X, y_signed, float(self.lam), tol=self.tol,
+                                                      max_iter=self.max_iter)
         else:  # Λ = 0 makes the dual non-smooth; projected gradient handles it
             matvec, lambda_max = linear_kernel_operator(X)
             solution = solve_komd_projected_gradient(
                 matvec, y_signed, 0.0, lambda_max, tol=self.tol, max_iter=self.max_iter
             )
-        separation = _clip_rounding((X.T @ (y_signed * solution.gamma)) ** 2, type(self).__name__)
-        self.scores_, self.weights_ = kernel_weights(separation, scales, self.weight_norm)
-        self.separation_ = separation
-        self.trace_scales_ = scales
-        self.ranking_ = np.argsort(-self.scores_, kind="stable")
-        self.gamma_dist_ = solution.gamma
-        self.duality_gap_ = solution.gap
-        self.n_iter_ = solution.n_iter
-        return self
+        return _clip_rounding((X.T @ (y_signed * solution.gamma)) ** 2, type(self).__name__), solution
 
     def _get_support_mask(self):
         check_is_fitted(self)

@@ -19,6 +19,7 @@ from ._model import (
     package_version,
     read_model_header,
     save_model,
+    upgrade_model_file,
 )
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "save_model",
     "load_model",
     "read_model_header",
+    "upgrade_model_file",
     "ModelFileError",
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",

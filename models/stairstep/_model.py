@@ -6,9 +6,15 @@ travels with the :class:`~stairsense.PipelineConfig` that produced its training 
 feature names and a training summary in a :class:`StairstepModel`, saved by :func:`save_model`
 as one self-checking file and read back by :func:`load_model`.
 
-File layout (format 1): one line of UTF-8 JSON (the header), then the pickled model. The header
-names the format, the versions that wrote it, the payload's length and its SHA-256, and repeats
-the configuration, feature names and summary so ``head -1 model.ssm`` shows what a file holds.
+File layout (format 2): one line of UTF-8 JSON (the header), then an ``.npz`` of numeric arrays.
+The header names the format, the versions that wrote it, the payload's length and its SHA-256, the
+configuration, feature names and summary (so ``head -1 model.ssm`` shows what a file holds), and the
+pipeline as type names, constructor parameters and fitted attributes (``_estimator_state``). Loading
+runs no code from the file: it only builds the few estimator types a stair-step model is made of.
+
+Format 1 (before issue 10) held a pickle, and unpickling runs whatever the file names; its checksum
+detects damage, not tampering. :func:`load_model` refuses it; :func:`upgrade_model_file` converts a
+file its owner trusts, once, explicitly (``stairsense upgrade-model``).
 """
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ from stairsense.features import make_feature_scaler
 from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig, new_file_mode
 
 from ..mkl import EasyMKLSelector, KOMDClassifier
+from ._estimator_state import UnsafeStateError, estimator_from_state, estimator_to_state, pack_arrays, unpack_arrays
 
 __all__ = [
     "make_stairstep_pipeline",
@@ -39,6 +46,7 @@ __all__ = [
     "save_model",
     "load_model",
     "read_model_header",
+    "upgrade_model_file",
     "ModelFileError",
     "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
@@ -48,11 +56,13 @@ __all__ = [
 #: Value of the header's ``format`` key; anything else is a foreign file.
 MODEL_FORMAT = "stairsense-stairstep-model"
 #: Bumped whenever the header or payload layout changes; older/newer files are refused.
-MODEL_FORMAT_VERSION = 1
+MODEL_FORMAT_VERSION = 2
+# Format 1 pickled the model; only upgrade_model_file reads it, on the caller's explicit trust.
+_PICKLE_FORMAT_VERSION = 1
 # A header is a few kB (79 feature names + config); a first line longer than this is not ours.
 _MAX_HEADER_BYTES = 1 << 20
 
-# Files pickled before issue 15 name the modules the classes lived in then; unpickling maps them to
+# Format-1 files pickled before issue 15 name the modules the classes lived in then; unpickling maps them to
 # the modules they moved to, so a model saved by the flat layout still loads.
 _MOVED_MODULES = {
     "stairsense.config": "stairsense.stream._config",
@@ -293,22 +303,31 @@ def save_model(model: StairstepModel, path: str | os.PathLike) -> Path:
     """Write ``model`` to ``path`` atomically: a temporary file in the same folder, then a rename.
 
     A crash or a full disk leaves either the old file or the new one, never a half-written file.
+    The file holds JSON and numeric arrays only (format 2, see the module docstring), so loading it
+    runs no code from it.
 
     Parameters
     ----------
     model : StairstepModel
-        With a fitted pipeline.
+        With a fitted pipeline of :func:`make_stairstep_pipeline`'s estimator types.
     path : str or Path
 
     Returns
     -------
     Path
+
+    Raises
+    ------
+    ValueError
+        When the pipeline holds an estimator type a model file cannot describe as plain data.
     """
     if not isinstance(model, StairstepModel):
         raise TypeError(f"save_model expects a StairstepModel, got {type(model).__name__}")
     check_is_fitted(model.pipeline)
     path = Path(path)
-    payload = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    arrays: dict[str, np.ndarray] = {}
+    estimator = estimator_to_state(model.pipeline, arrays)
+    payload = pack_arrays(arrays)
     header = {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
@@ -318,8 +337,13 @@ def save_model(model: StairstepModel, path: str | os.PathLike) -> Path:
         "payload_bytes": len(payload),
         "payload_sha256": hashlib.sha256(payload).hexdigest(),
         **model.header(),
+        "estimator": estimator,
     }
-    head = json.dumps(header, sort_keys=True).encode("utf-8") + b"\n"
+    _write_atomically(path, json.dumps(header, sort_keys=True).encode("utf-8") + b"\n", payload)
+    return path
+
+
+def _write_atomically(path: Path, head: bytes, payload: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         os.fchmod(fd, new_file_mode())  # mkstemp's 0600 would outlive the rename: follow the umask
@@ -332,7 +356,6 @@ def save_model(model: StairstepModel, path: str | os.PathLike) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path
 
 
 def read_model_header(path: str | os.PathLike) -> tuple[dict, int]:
@@ -352,19 +375,38 @@ def read_model_header(path: str | os.PathLike) -> tuple[dict, int]:
     return header, len(first)
 
 
+def _checked_payload(path: Path, header: dict, offset: int) -> bytes:
+    """The payload after the header, refused if truncated or corrupt (SHA-256)."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        payload = f.read()
+    expected = header.get("payload_bytes")
+    if len(payload) != expected:
+        raise ModelFileError(
+            f"{path}: truncated or padded model file: payload of {len(payload)} bytes, header says {expected}; "
+            "copy the file again or retrain"
+        )
+    if hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
+        raise ModelFileError(f"{path}: corrupt model file (SHA-256 of the payload does not match its header); "
+                             "copy the file again or retrain")
+    return payload
+
+
 def load_model(path: str | os.PathLike, *, allow_version_mismatch: bool = False) -> StairstepModel:
     """Read a model written by :func:`save_model`, refusing anything it cannot trust.
 
-    Checks, in order: the header line names our format and a known format version; the payload has
-    the announced length (else truncated) and SHA-256 (else corrupt); the stairsense and
-    scikit-learn versions equal the running ones (pickled estimators are only guaranteed to load in
-    the versions that wrote them).
+    Checks, in order: the header line names our format and format version 2 (version 1 files hold
+    a pickle and are refused: see :func:`upgrade_model_file`); the payload has the announced length
+    (else truncated) and SHA-256 (else corrupt); the stairsense and scikit-learn versions equal the
+    running ones (the fitted attributes are those versions' internals); the estimators are of the
+    stair-step types and hold only numbers, strings and numeric arrays. No code from the file runs.
 
     Parameters
     ----------
     path : str or Path
     allow_version_mismatch : bool, default=False
-        Load a file written by another stairsense/scikit-learn version anyway (at your own risk).
+        Load a file written by another stairsense/scikit-learn version anyway (its estimators may
+        miss attributes the running version expects).
 
     Returns
     -------
@@ -374,11 +416,6 @@ def load_model(path: str | os.PathLike, *, allow_version_mismatch: bool = False)
     ------
     ModelFileError
         Naming the file and what is wrong with it.
-
-    Notes
-    -----
-    The payload is a pickle; the checksum detects damage, not tampering. Only load model files
-    from sources you trust.
 
     Examples
     --------
@@ -395,33 +432,68 @@ def load_model(path: str | os.PathLike, *, allow_version_mismatch: bool = False)
     """
     path = Path(path)
     header, offset = read_model_header(path)
-    if header.get("format_version") != MODEL_FORMAT_VERSION:
+    version = header.get("format_version")
+    if version == _PICKLE_FORMAT_VERSION:
         raise ModelFileError(
-            f"{path}: model file format version {header.get('format_version')!r}, this stairsense reads "
+            f"{path}: model file format 1 stores a pickle, which can run code when loaded, so it is refused; "
+            f"retrain with `stairsense train`, or if you trust who wrote it convert it once with "
+            f"`stairsense upgrade-model {path} --out NEW.model`"
+        )
+    if version != MODEL_FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path}: model file format version {version!r}, this stairsense reads "
             f"version {MODEL_FORMAT_VERSION}; retrain the model with this version"
         )
-    with open(path, "rb") as f:
-        f.seek(offset)
-        payload = f.read()
-    expected = header.get("payload_bytes")
-    if len(payload) != expected:
-        raise ModelFileError(
-            f"{path}: truncated or padded model file: payload of {len(payload)} bytes, header says {expected}; "
-            "copy the file again or retrain"
-        )
-    if hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
-        raise ModelFileError(f"{path}: corrupt model file (SHA-256 of the payload does not match its header); "
-                             "copy the file again or retrain")
+    payload = _checked_payload(path, header, offset)
     mismatched = [f"{name} {header.get(key)!r} (running {running!r})"
                   for name, key, running in (("stairsense", "stairsense_version", package_version()),
                                              ("scikit-learn", "sklearn_version", sklearn.__version__))
                   if header.get(key) != running]
     if mismatched and not allow_version_mismatch:
         raise ModelFileError(
-            f"{path}: written by {', '.join(mismatched)}; pickled estimators may not load correctly across "
+            f"{path}: written by {', '.join(mismatched)}; fitted estimators may not work correctly across "
             "versions. Retrain with this version, or pass allow_version_mismatch=True to load it anyway"
         )
+    try:
+        pipeline = estimator_from_state(header.get("estimator"), unpack_arrays(payload))
+        return StairstepModel(pipeline, header["config"], header["feature_names"], header.get("summary"))
+    except (ValueError, KeyError, TypeError) as exc:  # UnsafeStateError, or a config PipelineConfig refuses
+        raise ModelFileError(f"{path}: refused: {exc}; retrain the model with `stairsense train`") from None
+
+
+def upgrade_model_file(path: str | os.PathLike, out: str | os.PathLike) -> Path:
+    """Convert a format-1 (pickled) model file to the current format. **Runs the file's pickle.**
+
+    Unpickling can execute any code the file's author chose: call this only on files you wrote
+    yourself or whose source you trust, once; the converted file then loads without that risk.
+
+    Parameters
+    ----------
+    path : str or Path
+        A format-1 file (written before issue 10).
+    out : str or Path
+        Where to write the format-2 file.
+
+    Returns
+    -------
+    Path
+        ``out``.
+
+    Raises
+    ------
+    ModelFileError
+        If ``path`` is not a format-1 file, or is truncated or corrupt.
+    """
+    path = Path(path)
+    header, offset = read_model_header(path)
+    if header.get("format_version") != _PICKLE_FORMAT_VERSION:
+        raise ModelFileError(f"{path}: format version {header.get('format_version')!r}, not the pickled "
+                             f"format 1; only format-1 files need upgrading")
+    payload = _checked_payload(path, header, offset)
     model = _Unpickler(io.BytesIO(payload)).load()
     if not isinstance(model, StairstepModel):
         raise ModelFileError(f"{path}: the payload holds a {type(model).__name__}, not a StairstepModel")
-    return model
+    try:
+        return save_model(model, out)
+    except UnsafeStateError as exc:
+        raise ModelFileError(f"{path}: cannot be upgraded: {exc}") from None

@@ -1,0 +1,159 @@
+"""Reading and replaying all-sensor logs: CSV vs Parquet, beside accelerometer-only CSV and pandas.
+
+Issue 10 item 6 targets: replay of a log with every stream recorded at ≥ 1 M samples/s from CSV,
+and a binary format (Parquet) that replay reads at ≥ 5 M samples/s. One simulated recording
+(``simulate_chunks``, 50 Hz, ``--hours``) is written once to ``benchmarks/out/log_formats/`` as
+
+* ``full.csv``: every stream the simulator records (t_ns, acc, gyro, rotation vector, linear
+  acceleration, label);
+* ``full.parquet``: the same samples, ``stairsense convert full.csv full.parquet``;
+* ``acc.csv``: the same samples, t_ns + acc only (an accelerometer-only recording).
+
+Every run is in this one process, round-robin over the files, ``--repeats`` times; figures are
+medians of wall time and of CPU time (the machine is shared by up to 8 jobs on 2 cores, so wall
+time mostly measures the share of a core we got; CPU time, with every thread pool at one thread, is
+the work done). All reads use the same chunking: ``iter_log_chunks(chunk_rows=REPLAY_CHUNK_ROWS)``,
+what ``replay`` uses. Runs:
+
+* read: ``iter_log_chunks`` consumed (parse + every check the readers apply);
+* replay: ``stairsense.pipeline.replay`` (read + front end + step matching), ``orientation="rotvec"``
+  for the full logs (the thesis's method), ``"vertical"`` for the accelerometer-only log;
+* pandas: ``pandas.read_csv`` of ``full.csv`` (C engine, the whole file, no checks), the peer the
+  issue names; and ``pyarrow.csv.read_csv`` alone (one thread, no checks), the floor of our CSV reader.
+
+Run: ``.venv/bin/python benchmarks/bench_log_formats.py [--hours 6] [--repeats 5]``; writes
+``benchmarks/results/log_formats.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import time
+from pathlib import Path
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.csv as pacsv  # noqa: E402
+
+pa.set_cpu_count(1)
+pa.set_io_thread_count(1)
+
+from _common import git_commit, load_average, markdown_table  # noqa: E402
+from stairsense import PipelineConfig  # noqa: E402
+from stairsense.pipeline import REPLAY_CHUNK_ROWS, replay  # noqa: E402
+from stairsense.stream import convert_log, iter_log_chunks, read_log, simulate_chunks, write_log  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "out" / "log_formats"
+RESULTS = ROOT / "benchmarks" / "results" / "log_formats.md"
+
+
+def make_files(hours: float) -> dict[str, Path]:
+    """The three files, simulated and written once per ``hours`` (cached)."""
+    folder = OUT / f"{hours:g}h"
+    files = {"full.csv": folder / "full.csv", "full.parquet": folder / "full.parquet", "acc.csv": folder / "acc.csv"}
+    if all(p.exists() for p in files.values()):
+        return files
+    folder.mkdir(parents=True, exist_ok=True)
+    chunks = list(simulate_chunks(minutes=60 * hours, rate_hz=50, seed=0))
+    t_ns = [c.t_ns for c in chunks]
+    import numpy as np
+
+    full = dataclasses.replace(chunks[0], t_ns=np.concatenate(t_ns),
+                               **{f: np.concatenate([getattr(c, f) for c in chunks])
+                                  for f in ("acc", "gyro", "rotvec", "linacc", "label")}, steps=None)
+    write_log(full, files["full.csv"])
+    convert_log(files["full.csv"], files["full.parquet"])
+    write_log(dataclasses.replace(full, gyro=None, rotvec=None, linacc=None, label=None), files["acc.csv"])
+    return files
+
+
+def timed(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hours", type=float, default=6.0)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    import pandas as pd
+
+    files = make_files(args.hours)
+    samples = len(read_log(files["acc.csv"]))
+    columns = len(pd.read_csv(files["full.csv"], skiprows=1, nrows=1).columns)
+    # The floor of any reader built on Arrow's parser: the parse alone, one thread, no checks.
+    raw_csv = pacsv.ReadOptions(skip_rows=1, use_threads=False)
+    rotvec, vertical = PipelineConfig(orientation="rotvec"), PipelineConfig(orientation="vertical")
+    runs = {
+        ("acc.csv", "read"): lambda: sum(len(c) for c in iter_log_chunks(files["acc.csv"], REPLAY_CHUNK_ROWS)),
+        ("full.csv", "read"): lambda: sum(len(c) for c in iter_log_chunks(files["full.csv"], REPLAY_CHUNK_ROWS)),
+        ("full.parquet", "read"): lambda: sum(len(c) for c in iter_log_chunks(files["full.parquet"], REPLAY_CHUNK_ROWS)),
+        ("full.csv", "pandas.read_csv"): lambda: pd.read_csv(files["full.csv"], skiprows=1),
+        ("full.csv", "pyarrow.csv.read_csv alone"): lambda: pacsv.read_csv(files["full.csv"], read_options=raw_csv),
+        ("acc.csv", "replay (vertical)"): lambda: replay(files["acc.csv"], vertical),
+        ("full.csv", "replay (rotvec)"): lambda: replay(files["full.csv"], rotvec),
+        ("full.parquet", "replay (rotvec)"): lambda: replay(files["full.parquet"], rotvec),
+    }
+    load_before = load_average()
+    times = {key: [] for key in runs}
+    for _ in range(args.repeats):  # round-robin: every run sees the same spread of machine load
+        for key, fn in runs.items():
+            times[key].append(timed(fn))
+    rate = {key: (samples / statistics.median(w for w, _ in t), samples / statistics.median(c for _, c in t))
+            for key, t in times.items()}
+
+    def fmt(r):
+        return f"{r / 1e6:.2f} M/s" if r >= 1e6 else f"{r / 1e3:.0f} k/s"
+
+    rows = [(f"`{name}`", run, fmt(rate[(name, run)][0]), f"**{fmt(rate[(name, run)][1])}**",
+             f"{rate[(name, run)][1] / rate[('full.csv', 'pandas.read_csv')][1]:.1f}x")
+            for name, run in runs]
+    csv_replay = rate[("full.csv", "replay (rotvec)")]
+    parquet_read = rate[("full.parquet", "read")]
+    sizes = {name: path.stat().st_size / 1e6 for name, path in files.items()}
+
+    def verdict(value, target):
+        return "met" if value >= target else "MISSED"
+
+    lines = [
+        "# Reading and replaying all-sensor logs: CSV, Parquet, accelerometer-only CSV, pandas",
+        "",
+        f"Command: `.venv/bin/python benchmarks/bench_log_formats.py --hours {args.hours:g} --repeats {args.repeats}` "
+        f"at commit {git_commit(ROOT)}; every thread pool at one thread; load average {load_before} before, "
+        f"{load_average()} after (2 cores shared by up to 8 jobs: wall rates are the share of a core we got, CPU "
+        "rates the work).",
+        "",
+        f"{samples:,} samples at 50 Hz ({args.hours:g} h), simulated once; `full.*` have {columns} columns. "
+        f"File sizes: full.csv {sizes['full.csv']:.0f} MB, full.parquet {sizes['full.parquet']:.0f} MB, "
+        f"acc.csv {sizes['acc.csv']:.0f} MB. Reads use `iter_log_chunks(chunk_rows={REPLAY_CHUNK_ROWS})` (replay's "
+        f"chunking) for every file. Medians over {args.repeats} round-robin repeats.",
+        "",
+        *markdown_table(["file", "run", "samples/s (wall)", "samples/s (CPU)", "CPU rate / pandas.read_csv"], rows,
+                        align="llrrr"),
+        "",
+        "## Targets",
+        "",
+        f"- Replay of the all-sensor CSV ≥ 1 M samples/s: {fmt(csv_replay[1])} CPU "
+        f"(**{verdict(csv_replay[1], 1e6)}**), {fmt(csv_replay[0])} wall ({verdict(csv_replay[0], 1e6)} at this load).",
+        f"- Parquet read by replay's reader ≥ 5 M samples/s: {fmt(parquet_read[1])} CPU "
+        f"(**{verdict(parquet_read[1], 5e6)}**), {fmt(parquet_read[0])} wall ({verdict(parquet_read[0], 5e6)} "
+        "at this load).",
+        f"- Parquet replay (read + front end) vs CSV replay, CPU: "
+        f"{rate[('full.parquet', 'replay (rotvec)')][1] / csv_replay[1]:.1f}x; all-sensor Parquet replay vs "
+        f"accelerometer-only CSV replay, CPU: "
+        f"{rate[('full.parquet', 'replay (rotvec)')][1] / rate[('acc.csv', 'replay (vertical)')][1]:.1f}x.",
+        "",
+    ]
+    RESULTS.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
