@@ -26,20 +26,21 @@ from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from _common import cached_windows, fused_uci_logs, git_commit, load_average, markdown_table
+from _common import cached_windows, data_dir, fused_uci_logs, git_commit, load_average, markdown_table, write_results
 from stairsense import PipelineConfig
 from stairsense.features import make_feature_scaler
 from stairsense.models import EasyMKLSelector
 from stairsense.models.mkl._simplex import solve_komd_linear_dual
 
 ROOT = Path(__file__).resolve().parent.parent
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("models/mkl/_easymkl.py", "models/mkl/_simplex.py", "models/mkl/_komd_interior.py")
 RESULTS = ROOT / "benchmarks" / "results" / "easymkl_real.md"
-DATA = ROOT.parent / "shared" / "data" / "uci-hapt"
 LAMS = (0.1, 0.01)
 
 
 def real_features():
-    X, y, _ = cached_windows(fused_uci_logs(DATA), PipelineConfig(rate_hz=30))
+    X, y, _ = cached_windows(fused_uci_logs(data_dir("uci-hapt")), PipelineConfig(rate_hz=30))
     return make_feature_scaler().fit_transform(X), y
 
 
@@ -157,7 +158,7 @@ def main():
                         oracle_rows, align="lrrr"),
         "",
     ]
-    RESULTS.write_text("\n".join(lines))
+    write_results(RESULTS, "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -42,13 +42,15 @@ import pyarrow.csv as pacsv  # noqa: E402
 pa.set_cpu_count(1)
 pa.set_io_thread_count(1)
 
-from _common import git_commit, load_average, markdown_table  # noqa: E402
+from _common import git_commit, load_average, markdown_table, write_results  # noqa: E402
 from stairsense import PipelineConfig  # noqa: E402
 from stairsense.pipeline import REPLAY_CHUNK_ROWS, replay  # noqa: E402
 from stairsense.stream import convert_log, iter_log_chunks, read_log, simulate_chunks, write_log  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out" / "log_formats"
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("stream/_csv_*", "stream/_parquet.py", "stream/_log.py", "stairsense/pipeline.py")
 RESULTS = ROOT / "benchmarks" / "results" / "log_formats.md"
 
 
@@ -151,7 +153,7 @@ def main():
         f"{rate[('full.parquet', 'replay (rotvec)')][1] / rate[('acc.csv', 'replay (vertical)')][1]:.1f}x.",
         "",
     ]
-    RESULTS.write_text("\n".join(lines))
+    write_results(RESULTS, "\n".join(lines))
     print("\n".join(lines))
 
 
