@@ -201,7 +201,9 @@ class _DaskBlocks:
 
     def __init__(self, client, blocks):
         self._client = client
-        self._data = client.scatter(blocks)
+        # hash=False: content-hashed keys are shared by two fits on the same data, and the
+        # asynchronous release of the first fit's keys could drop the second's ("lost dependencies").
+        self._data = client.scatter(blocks, hash=False)
         self._previous = [None] * len(blocks)
 
     def solve(self, Qs, seeds, settings):
