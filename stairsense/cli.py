@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from stairsense import __version__
+from stairsense._cli_serve import add_parser as add_serve_parser
 from stairsense.config import PipelineConfig
 
 __all__ = ["main", "build_parser"]
@@ -352,6 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="demo_out", help="folder for the model and the held-out log (default demo_out)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_demo)
+
+    add_serve_parser(sub)
     return parser
 
 

@@ -168,13 +168,26 @@ class Engine:
         self.n_features = n_features_of(self.params)
         self._users: dict[str, User] = {}
         self._recover()
+        self._warm_up()
         return bootstrap_admin(self.store)
+
+    def _warm_up(self) -> None:
+        """Load the learner's compiled kernels on a scratch learner now, so the first real
+        request after a (re)start is not the one that waits for them."""
+        scratch = self._new_learner()
+        key = scratch.update(0, np.full(self.n_features, 0.5), 0.0)
+        scratch.update(0, np.full(self.n_features, 0.5), 1.0)
+        scratch.predict(0, np.zeros((1, self.n_features)))
+        scratch.delete(0, key)
+
+    def _new_learner(self) -> OnlineMultiTaskLearner:
+        return OnlineMultiTaskLearner(**{k: self.params[k] for k in _LEARNER_KEYS if k in self.params})
 
     def _recover(self) -> None:
         """Learner = newest checkpoint + replay of the log after it (also after a failed commit)."""
         checkpoint = self.store.latest_checkpoint()
         if checkpoint is None:
-            self.learner = OnlineMultiTaskLearner(**{k: self.params[k] for k in _LEARNER_KEYS if k in self.params})
+            self.learner = self._new_learner()
             self.seq = 0
         else:
             self.seq, arrays, meta = checkpoint
