@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Callable
 
 import numpy as np
-from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Query
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -31,7 +31,8 @@ __all__ = ["create_app"]
 
 # ------------------------------------------------------------------------------------- schemas
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # strict: "1.5" is text, not a number (no silent coercion); ints are still numbers
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
 
 class NewUser(_Strict):
@@ -46,10 +47,6 @@ class Upload(_Strict):
 
 class PredictRequest(_Strict):
     X: list[list[float]] = Field(min_length=1, description="input rows (n_features each)")
-
-
-class _BodyTooLarge(Exception):
-    pass
 
 
 class _BodyLimit:
@@ -70,8 +67,8 @@ class _BodyLimit:
             nonlocal received
             message = await receive()
             received += len(message.get("body", b""))
-            if received > self.max_bytes:
-                raise _BodyTooLarge
+            if received > self.max_bytes:  # FastAPI re-raises HTTPException from a body read as is
+                raise HTTPException(413, _too_large_reason(self.max_bytes))
             return message
 
         await self.app(scope, limited, send)
@@ -82,8 +79,12 @@ def _error(status: int, reason: str, **detail) -> JSONResponse:
     return JSONResponse({"error": reason, **detail}, status_code=status, headers=headers)
 
 
+def _too_large_reason(max_bytes: int) -> str:
+    return f"request body is larger than {max_bytes} bytes; split the upload"
+
+
 def _too_large(max_bytes: int) -> JSONResponse:
-    return _error(413, f"request body is larger than {max_bytes} bytes; split the upload")
+    return _error(413, _too_large_reason(max_bytes))
 
 
 def _validation_reason(exc: RequestValidationError) -> tuple[int, str]:
@@ -132,10 +133,6 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
     @app.exception_handler(StarletteHTTPException)
     async def _http(request, exc: StarletteHTTPException):
         return _error(exc.status_code, str(exc.detail))
-
-    @app.exception_handler(_BodyTooLarge)
-    async def _large(request, exc):
-        return _too_large(max_body_bytes)
 
     bearer = HTTPBearer(auto_error=False, description="a token from POST /v1/users (or the admin token)")
 

@@ -359,10 +359,11 @@ class Engine:
 
 def finite_rows(name: str, values, n_features: int | None) -> np.ndarray:
     """``values`` as a float64 array, refusing NaN/inf and (for X) rows of the wrong length."""
+    if n_features is not None:
+        for i, row in enumerate(values):
+            if len(row) != n_features:
+                raise Rejected(422, f"{name} row {i} has {len(row)} features; this server takes {n_features}")
     array = np.asarray(values, dtype=np.float64)
-    if n_features is not None and (array.ndim != 2 or array.shape[1] != n_features):
-        got = array.shape[1] if array.ndim == 2 else "ragged"
-        raise Rejected(422, f"{name} rows must have {n_features} features, got {got}")
     if not np.all(np.isfinite(array)):
         raise Rejected(422, f"{name} contains NaN or infinity")
     return array
