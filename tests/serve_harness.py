@@ -10,14 +10,18 @@ would leave its input missing.  Both are counted from the server's ``GET /v1/exa
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
+import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -321,3 +325,52 @@ def crash_cycles(folder: Path, kills: int, fire_seconds=(0.3, 1.5), seed: int = 
     finally:
         server.stop()
     return results
+
+
+@contextmanager
+def postgres_cluster():
+    """A throwaway PostgreSQL server from the Debian packages on a free loopback port; yields a
+    function ``database(name) -> URL`` that creates a database.  Raises RuntimeError with the
+    reason when it cannot start (no binaries, no ``postgres`` user to drop root to, ...)."""
+    initdbs = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not initdbs:
+        raise RuntimeError("no PostgreSQL server binaries (apt-get install postgresql)")
+    bindir = Path(initdbs[-1]).parent
+    folder = Path(tempfile.mkdtemp(prefix="stairsense-pg-"))
+    runas = []
+    if os.geteuid() == 0:  # the server refuses to run as root: drop to the package's user
+        try:
+            shutil.chown(folder, "postgres", "postgres")
+        except (LookupError, PermissionError) as exc:
+            raise RuntimeError(f"running as root and cannot hand a folder to user postgres: {exc}") from None
+        runas = ["runuser", "-u", "postgres", "--"]
+    port = free_port()
+
+    def run(*command):
+        done = subprocess.run([*runas, *map(str, command)], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"{Path(str(command[0])).name} failed: {(done.stderr or done.stdout).strip()[-500:]}")
+
+    data = folder / "data"
+    try:
+        run(bindir / "initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-instructions")
+        run(bindir / "pg_ctl", "-D", data, "-l", folder / "server.log", "-w", "-t", "60", "-o",
+            f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={folder}", "start")
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise RuntimeError(str(exc)) from None
+    base = f"postgresql://postgres@127.0.0.1:{port}"
+
+    def database(name: str) -> str:
+        import psycopg
+
+        with psycopg.connect(base + "/postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return f"{base}/{name}"
+
+    try:
+        yield database
+    finally:
+        subprocess.run([*runas, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                       capture_output=True, timeout=60)
+        shutil.rmtree(folder, ignore_errors=True)
