@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sqlite3
 import statistics
 import sys
@@ -44,6 +45,16 @@ from stairsense.models.multitask import OnlineMultiTaskLearner  # noqa: E402
 from stairsense.serve import DEFAULT_LEARNER  # noqa: E402
 
 D = DEFAULT_LEARNER["feature_map"]["n_features_in"]
+# The learner's cost apart: the same server with a linear shared feature map (r = 80) instead of
+# 256 random Fourier features shows what transport + durability alone sustain.
+LEARNERS = {"default": DEFAULT_LEARNER,
+            "linear": {**DEFAULT_LEARNER, "feature_map": {"name": "linear", "n_features_in": D, "bias": 1.0}}}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _client(port: int, token: str, name: str, rows: int, stop_at: float, latencies: list, seed: int) -> int:
@@ -74,8 +85,8 @@ async def _client(port: int, token: str, name: str, rows: int, stop_at: float, l
     return acked
 
 
-def load_test(folder: Path, clients: int, seconds: float, rows: int) -> dict:
-    server = Server(folder, learner=DEFAULT_LEARNER).start()
+def load_test(folder: Path, clients: int, seconds: float, rows: int, learner: str) -> dict:
+    server = Server(folder, learner=LEARNERS[learner]).start()
     try:
         admin = {"Authorization": f"Bearer {server.admin_token}"}
         tokens = [httpx.post(server.url + "/v1/users", json={"name": f"load{i}"}, headers=admin, timeout=30)
@@ -87,14 +98,17 @@ def load_test(folder: Path, clients: int, seconds: float, rows: int) -> dict:
             return await asyncio.gather(*(_client(server.port, t, f"c{i}", rows, stop_at, latencies, i)
                                           for i, t in enumerate(tokens)))
 
-        started = time.perf_counter()
+        started, server_cpu, client_cpu = time.perf_counter(), cpu_seconds(server.process.pid), time.process_time()
         acked = sum(asyncio.run(run()))
         elapsed = time.perf_counter() - started
+        server_cpu, client_cpu = cpu_seconds(server.process.pid) - server_cpu, time.process_time() - client_cpu
         seq = httpx.get(server.url + "/v1/health", timeout=30).json()["seq"]
     finally:
         server.stop()
     lat = np.sort(np.array(latencies)) * 1e3
-    return {"clients": clients, "rows": rows, "seconds": elapsed, "requests": len(lat), "updates": acked,
+    return {"learner": learner, "clients": clients, "rows": rows, "seconds": elapsed,
+            "server_cpu_us_per_update": 1e6 * server_cpu / acked, "server_cpu_share": server_cpu / elapsed,
+            "client_cpu_share": client_cpu / elapsed, "requests": len(lat), "updates": acked,
             "updates_per_s": acked / elapsed, "requests_per_s": len(lat) / elapsed,
             "p50_ms": float(np.percentile(lat, 50)), "p99_ms": float(np.percentile(lat, 99)),
             "mean_ms": float(lat.mean()), "log_seq": seq}
@@ -133,23 +147,25 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--clients", type=int, default=100)
-    parser.add_argument("--rows", type=int, nargs="+", default=[1, 10], help="examples per upload request")
+    parser.add_argument("--runs", nargs="+", default=["default:1", "default:10", "linear:1", "linear:10"],
+                        help="load-test runs as LEARNER:ROWS (learner default or linear; examples per request)")
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve.md"))
     args = parser.parse_args(argv)
 
     lines = ["# Personalisation server on loopback (issue 13)", "",
              f"Command: `.venv/bin/python benchmarks/bench_serve.py --seconds {args.seconds:g} --clients "
-             f"{args.clients} --rows {' '.join(map(str, args.rows))} --kills {args.kills}` at commit "
+             f"{args.clients} --runs {' '.join(args.runs)} --kills {args.kills}` at commit "
              f"{git_commit(ROOT)}; load average before: {load_average()} on 2 cores shared with other jobs.", ""]
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         loads = []
-        for rows in args.rows:
-            folder = tmp / f"load{rows}"
+        for run in args.runs:
+            learner, rows = run.split(":")
+            folder = tmp / f"load-{learner}-{rows}"
             folder.mkdir()
-            result = load_test(folder, args.clients, args.seconds, rows)
+            result = load_test(folder, args.clients, args.seconds, int(rows), learner)
             print(json.dumps(result), flush=True)
             loads.append(result)
         learner_rate = peer_learner_only()
@@ -159,17 +175,24 @@ def main(argv=None) -> int:
 
         lines += ["## Load test", "",
                   f"{args.clients} concurrent keep-alive clients (one user each), {args.seconds:g} s per run, "
-                  "default learner (feature-map mode, 79 features, r = 256), SQLite WAL synchronous=FULL, "
-                  "one uvicorn worker. An update counts when its request was answered 200, i.e. after its "
-                  "commit. Targets: >= 2,000 durable updates/s and p99 < 50 ms.", ""]
+                  "SQLite WAL synchronous=FULL, one uvicorn worker. Learner `default` = the server's default "
+                  "(feature-map mode, 79 features, 256 random Fourier features, RBF personal kernel); `linear` = "
+                  "the same with a linear shared feature map (r = 80), to show transport + durability apart from "
+                  "the learner. An update counts when its request was answered 200, i.e. after its commit. "
+                  "Server CPU = user + system CPU of the server process over the run; 'per core' = 1 / (server CPU "
+                  "per update), the rate the server would sustain on one free core. "
+                  "Targets: >= 2,000 durable updates/s and p99 < 50 ms.", ""]
         table = []
         for r in loads:
             met = "met" if r["updates_per_s"] >= 2000 and r["p99_ms"] < 50 else "MISSED"
-            table.append((r["rows"], r["requests"], r["updates"], f"{r['requests_per_s']:.0f}",
+            table.append((r["learner"], r["rows"], r["requests"], r["updates"], f"{r['requests_per_s']:.0f}",
                           f"{r['updates_per_s']:.0f}", f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
-                          f"{r['mean_ms']:.1f}", r["log_seq"], met))
-        lines += markdown_table(["rows/request", "requests", "updates acked", "requests/s", "durable updates/s",
-                                 "p50 ms", "p99 ms", "mean ms", "ops in log", "target"], table, align="rrrrrrrrrl")
+                          f"{r['mean_ms']:.1f}", f"{r['server_cpu_share']:.2f}",
+                          f"{r['server_cpu_us_per_update']:.0f}", f"{1e6 / r['server_cpu_us_per_update']:.0f}", met))
+        lines += markdown_table(["learner", "rows/request", "requests", "updates acked", "requests/s",
+                                 "durable updates/s", "p50 ms", "p99 ms", "mean ms", "server CPU (cores)",
+                                 "server CPU us/update", "updates/s per core", "target"], table,
+                                align="lrrrrrrrrrrrl")
         lines += ["", "Peers in the same run (same machine, same moment):", ""]
         best = max(r["updates_per_s"] for r in loads)
         lines += markdown_table(
