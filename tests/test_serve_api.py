@@ -253,3 +253,24 @@ def test_store_refuses_other_learner_parameters(tmp_path):
     with pytest.raises(ValueError, match="created with learner parameters"):
         with TestClient(other):
             pass
+
+
+def test_a_failed_commit_is_answered_503_and_leaves_no_trace(tmp_path, monkeypatch):
+    """The store fails mid-commit: the batch is refused (503), memory is rebuilt from the log, and
+    the same request succeeds once the store works again."""
+    app = make_app(tmp_path / "s.db")
+    with TestClient(app) as client:
+        api = Api(client, app.state.admin_token)
+        api.user("ann")
+        assert api.upload("ann", [[0.1, 0.2, 0.3]], [1.0]).status_code == 200
+        before = api.state()
+        from stairsense.serve._store import WriteTransaction
+
+        def broken(self, ops):  # after the learner applied the op, before the commit
+            raise sqlite3.OperationalError("disk I/O error")
+        monkeypatch.setattr(WriteTransaction, "append", broken)
+        r = api.upload("ann", [[0.4, 0.5, 0.6]], [2.0], key="again")
+        assert r.status_code == 503 and "retry with the same Idempotency-Key" in r.json()["error"]
+        monkeypatch.undo()
+        assert api.state() == before
+        assert api.upload("ann", [[0.4, 0.5, 0.6]], [2.0], key="again").status_code == 200

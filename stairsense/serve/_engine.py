@@ -167,6 +167,7 @@ class Engine:
                              "start without --learner to keep them, or use a new store")
         self.n_features = n_features_of(self.params)
         self._users: dict[str, User] = {}
+        self._stale = False
         self._recover()
         self._warm_up()
         return bootstrap_admin(self.store)
@@ -248,19 +249,35 @@ class Engine:
             try:
                 results = await self._call(self._commit, batch)
             except Exception as error:  # the store failed: nothing of this batch is acknowledged
-                log.exception("commit of %d operations failed; rebuilding the state from the store", len(batch))
+                log.exception("commit of %d operations failed", len(batch))
                 reason = f"storage failed ({type(error).__name__}); retry with the same Idempotency-Key"
                 results = [Rejected(503, reason)] * len(batch)
-                await self._call(self._recover)
             for pending, result in zip(batch, results):
                 if not pending.future.done():
                     pending.future.set_result(result)
 
+    def _fresh(self) -> None:
+        """Rebuild from the store if a failed commit left memory ahead of the log (store thread)."""
+        if self._stale:
+            self._recover()
+            self._stale = False
+
     def _commit(self, batch: list[Pending]) -> list:
+        self._fresh()
         results: list = [None] * len(batch)
         todo = list(range(len(batch)))
-        while todo:
-            todo = self._commit_some(batch, todo, results)
+        try:
+            while todo:
+                todo = self._commit_some(batch, todo, results)
+        except Exception:
+            # Applied in memory, not committed: rebuild now, in this same store-thread job, so no
+            # read ever sees an op that was not acknowledged.  If the store is down, stay stale.
+            self._stale = True
+            try:
+                self._fresh()
+            except Exception:
+                log.exception("cannot rebuild the state from the store yet")
+            raise
         if self.seq - self.checkpoint_seq >= self.config.checkpoint_every:
             self._checkpoint()
         return results
@@ -322,6 +339,10 @@ class Engine:
         return await self._call(self._read, fn)
 
     def _read(self, fn):
+        try:
+            self._fresh()
+        except Exception as error:
+            raise Rejected(503, f"storage unavailable ({type(error).__name__}); retry later") from None
         if self.config.follow:
             self._replay(self.store.ops_after(self.seq))
         return fn(self.learner)
