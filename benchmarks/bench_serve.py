@@ -143,81 +143,77 @@ def peer_sqlite_commit_per_op(folder: Path, n: int = 300) -> float:
     return rate
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--clients", type=int, default=100)
-    parser.add_argument("--runs", nargs="+", default=["default:1", "default:10", "linear:1", "linear:10"],
-                        help="load-test runs as LEARNER:ROWS (learner default or linear; examples per request)")
-    parser.add_argument("--kills", type=int, default=20)
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve.md"))
-    args = parser.parse_args(argv)
+def load_section(tmp: Path, args) -> list[str]:
+    loads = []
+    for run in args.runs:
+        learner, rows = run.split(":")
+        folder = tmp / f"load-{learner}-{rows}"
+        folder.mkdir()
+        result = load_test(folder, args.clients, args.seconds, int(rows), learner)
+        print(json.dumps(result), flush=True)
+        loads.append(result)
+    learner_rate = peer_learner_only()
+    sqlite_rate = peer_sqlite_commit_per_op(tmp)
+    print(json.dumps({"learner_only_updates_per_s": learner_rate, "sqlite_single_commits_per_s": sqlite_rate}),
+          flush=True)
+    lines = ["## Load test", "",
+             f"{args.clients} concurrent keep-alive clients (one user each), {args.seconds:g} s per run, "
+             "SQLite WAL synchronous=FULL, one uvicorn worker. Learner `default` = the server's default "
+             "(feature-map mode, 79 features, 256 random Fourier features, RBF personal kernel); `linear` = "
+             "the same with a linear shared feature map (r = 80), to show transport + durability apart from "
+             "the learner. An update counts when its request was answered 200, i.e. after its commit. "
+             "Server CPU = user + system CPU of the server process over the run; 'per core' = 1 / (server CPU "
+             "per update), the rate the server would sustain on one free core. "
+             "Targets: >= 2,000 durable updates/s and p99 < 50 ms.", ""]
+    table = []
+    for r in loads:
+        met = "met" if r["updates_per_s"] >= 2000 and r["p99_ms"] < 50 else "MISSED"
+        table.append((r["learner"], r["rows"], r["requests"], r["updates"], f"{r['requests_per_s']:.0f}",
+                      f"{r['updates_per_s']:.0f}", f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
+                      f"{r['mean_ms']:.1f}", f"{r['server_cpu_share']:.2f}",
+                      f"{r['server_cpu_us_per_update']:.0f}", f"{1e6 / r['server_cpu_us_per_update']:.0f}", met))
+    lines += markdown_table(["learner", "rows/request", "requests", "updates acked", "requests/s",
+                             "durable updates/s", "p50 ms", "p99 ms", "mean ms", "server CPU (cores)",
+                             "server CPU us/update", "updates/s per core", "target"], table,
+                            align="lrrrrrrrrrrrl")
+    lines += ["", "Peers in the same run (same machine, same moment):", ""]
+    best = max(r["updates_per_s"] for r in loads)
+    lines += markdown_table(
+        ["what", "updates/s", "server's best / this"],
+        [("learner alone, in-process, no HTTP, no durability", f"{learner_rate:.0f}",
+          f"{best / learner_rate:.3f}"),
+         ("SQLite synchronous=FULL, one commit per op (no group commit)", f"{sqlite_rate:.0f}",
+          f"{best / sqlite_rate:.1f}")], align="lrr")
+    return lines + [""]
 
-    lines = ["# Personalisation server on loopback (issue 13)", "",
-             f"Command: `.venv/bin/python benchmarks/bench_serve.py --seconds {args.seconds:g} --clients "
-             f"{args.clients} --runs {' '.join(args.runs)} --kills {args.kills}` at commit "
-             f"{git_commit(ROOT)}; load average before: {load_average()} on 2 cores shared with other jobs.", ""]
 
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        loads = []
-        for run in args.runs:
-            learner, rows = run.split(":")
-            folder = tmp / f"load-{learner}-{rows}"
-            folder.mkdir()
-            result = load_test(folder, args.clients, args.seconds, int(rows), learner)
-            print(json.dumps(result), flush=True)
-            loads.append(result)
-        learner_rate = peer_learner_only()
-        sqlite_rate = peer_sqlite_commit_per_op(tmp)
-        print(json.dumps({"learner_only_updates_per_s": learner_rate, "sqlite_single_commits_per_s": sqlite_rate}),
-              flush=True)
+def crash_section(tmp: Path, args) -> list[str]:
+    folder = tmp / "crash"
+    folder.mkdir()
+    if args.crash_store == "postgres":
+        from serve_harness import postgres_cluster
 
-        lines += ["## Load test", "",
-                  f"{args.clients} concurrent keep-alive clients (one user each), {args.seconds:g} s per run, "
-                  "SQLite WAL synchronous=FULL, one uvicorn worker. Learner `default` = the server's default "
-                  "(feature-map mode, 79 features, 256 random Fourier features, RBF personal kernel); `linear` = "
-                  "the same with a linear shared feature map (r = 80), to show transport + durability apart from "
-                  "the learner. An update counts when its request was answered 200, i.e. after its commit. "
-                  "Server CPU = user + system CPU of the server process over the run; 'per core' = 1 / (server CPU "
-                  "per update), the rate the server would sustain on one free core. "
-                  "Targets: >= 2,000 durable updates/s and p99 < 50 ms.", ""]
-        table = []
-        for r in loads:
-            met = "met" if r["updates_per_s"] >= 2000 and r["p99_ms"] < 50 else "MISSED"
-            table.append((r["learner"], r["rows"], r["requests"], r["updates"], f"{r['requests_per_s']:.0f}",
-                          f"{r['updates_per_s']:.0f}", f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
-                          f"{r['mean_ms']:.1f}", f"{r['server_cpu_share']:.2f}",
-                          f"{r['server_cpu_us_per_update']:.0f}", f"{1e6 / r['server_cpu_us_per_update']:.0f}", met))
-        lines += markdown_table(["learner", "rows/request", "requests", "updates acked", "requests/s",
-                                 "durable updates/s", "p50 ms", "p99 ms", "mean ms", "server CPU (cores)",
-                                 "server CPU us/update", "updates/s per core", "target"], table,
-                                align="lrrrrrrrrrrrl")
-        lines += ["", "Peers in the same run (same machine, same moment):", ""]
-        best = max(r["updates_per_s"] for r in loads)
-        lines += markdown_table(
-            ["what", "updates/s", "server's best / this"],
-            [("learner alone, in-process, no HTTP, no durability", f"{learner_rate:.0f}",
-              f"{best / learner_rate:.3f}"),
-             ("SQLite synchronous=FULL, one commit per op (no group commit)", f"{sqlite_rate:.0f}",
-              f"{best / sqlite_rate:.1f}")], align="lrr")
-
-        (tmp / "crash").mkdir()
-        cycles = crash_cycles(tmp / "crash", kills=args.kills, fire_seconds=(0.2, 2.0), seed=11,
+        with postgres_cluster() as database:
+            cycles = crash_cycles(folder, kills=args.kills, fire_seconds=(0.2, 2.0), seed=11,
+                                  store=database("crash"), progress=lambda k, a: print(k, json.dumps(a), flush=True))
+        where = "one PostgreSQL database (a throwaway cluster from Debian's packages, started on loopback)"
+    else:
+        cycles = crash_cycles(folder, kills=args.kills, fire_seconds=(0.2, 2.0), seed=11,
                               progress=lambda k, a: print(k, json.dumps(a), flush=True))
+        where = "one SQLite store"
     lost = sum(c["lost"] for c in cycles)
     duplicated = sum(c["duplicated"] for c in cycles)
     worst = max(c["max_abs_error"] for c in cycles)
-    lines += ["", "## kill -9 crash test", "",
-              f"{args.kills} cycles on one SQLite store: 4 client threads upload (1-3 rows) and delete; the server "
-              "is killed with SIGKILL at a uniform random moment in [0.2, 2] s; it is restarted; before any "
-              "retry, the acknowledged ops missing from the server's state (lost) and the entries applied "
-              "twice (duplicated) are counted; then every unanswered op is resent with its idempotency key "
-              "(answered 409 = it had been committed before the kill), a few acknowledged ones are replayed "
-              "(must be 409), and the predictions of every user are compared with a dense solve of "
-              "(K + lambda W) c = y over exactly the acknowledged ops.", "",
-              f"**Lost: {lost}. Duplicated: {duplicated}.** Largest |prediction - dense solve|: {worst:.1e} "
-              f"(target 1e-9: {'met' if worst < 1e-9 and lost == duplicated == 0 else 'MISSED'}).", ""]
+    lines = ["## kill -9 crash test", "",
+             f"{args.kills} cycles on {where}: 4 client threads upload (1-3 rows) and delete; the server "
+             "is killed with SIGKILL at a uniform random moment in [0.2, 2] s; it is restarted; before any "
+             "retry, the acknowledged ops missing from the server's state (lost) and the entries applied "
+             "twice (duplicated) are counted; then every unanswered op is resent with its idempotency key "
+             "(answered 409 = it had been committed before the kill), a few acknowledged ones are replayed "
+             "(must be 409), and the predictions of every user are compared with a dense solve of "
+             "(K + lambda W) c = y over exactly the acknowledged ops.", "",
+             f"**Lost: {lost}. Duplicated: {duplicated}.** Largest |prediction - dense solve|: {worst:.1e} "
+             f"(target 1e-9: {'met' if worst < 1e-9 and lost == duplicated == 0 else 'MISSED'}).", ""]
     lines += markdown_table(
         ["kill", "ops sent (total)", "acked", "unanswered", "lost", "duplicated", "committed, unanswered",
          "replays not refused", "max abs error", "restart s"],
@@ -225,9 +221,32 @@ def main(argv=None) -> int:
           c["replay_not_refused"], f"{c['max_abs_error']:.1e}", f"{c['restart_s']:.1f}")
          for k, c in enumerate(cycles)], align="rrrrrrrrrr")
     restart = statistics.median(c["restart_s"] for c in cycles)
-    lines += ["", f"Median restart (process start, imports, checkpoint + log replay, warm-up, first health "
-                  f"answer): {restart:.1f} s.", ""]
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    return lines + ["", f"Median restart (process start, imports, checkpoint + log replay, warm-up, first health "
+                        f"answer): {restart:.1f} s.", ""]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--runs", nargs="*", default=["default:1", "default:10", "linear:1", "linear:10"],
+                        help="load-test runs as LEARNER:ROWS (learner default or linear; examples per request)")
+    parser.add_argument("--kills", type=int, default=20, help="crash-test cycles (0 = none)")
+    parser.add_argument("--crash-store", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve.md"))
+    args = parser.parse_args(argv)
+
+    lines = ["# Personalisation server on loopback (issue 13)", "",
+             f"Command: `.venv/bin/python benchmarks/bench_serve.py --seconds {args.seconds:g} --clients "
+             f"{args.clients} --runs {' '.join(args.runs)} --kills {args.kills} --crash-store {args.crash_store}` "
+             f"at commit {git_commit(ROOT)}; load average before: {load_average()} on 2 cores shared with other "
+             "jobs.", ""]
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.runs:
+            lines += load_section(Path(tmp), args)
+        if args.kills:
+            lines += crash_section(Path(tmp), args)
+    Path(args.out).write_text("\n".join(lines))
     print(f"wrote {args.out}")
     return 0
 
