@@ -142,11 +142,24 @@ BAD_REQUESTS = {
 }
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One server for all bad requests: each case checks that it changed nothing, so they cannot
+    affect one another."""
+    app = make_app(tmp_path_factory.mktemp("bad") / "s.db")
+    with TestClient(app) as client:
+        api = Api(client, app.state.admin_token)
+        api.user("ann")
+        api.user("bob")
+        assert api.upload("ann", [[0.5, 0.5, 0.5]], [1.0], key="first").status_code == 200
+        assert api.client.post("/v1/snapshot", headers=api.auth(api.admin)).status_code == 200
+        yield api
+
+
 @pytest.mark.parametrize("case", list(BAD_REQUESTS))
-def test_bad_request_is_refused_with_one_line_and_no_state_change(api, case):
+def test_bad_request_is_refused_with_one_line_and_no_state_change(served, case):
+    api = served
     send, status, words = BAD_REQUESTS[case]
-    assert api.upload("ann", [[0.5, 0.5, 0.5]], [1.0], key="first").status_code == 200
-    api.client.post("/v1/snapshot", headers=api.auth(api.admin))
     before = api.state()
     r = send(api)
     assert r.status_code == status, r.text
