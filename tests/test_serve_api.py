@@ -287,3 +287,13 @@ def test_a_failed_commit_is_answered_503_and_leaves_no_trace(tmp_path, monkeypat
         monkeypatch.undo()
         assert api.state() == before
         assert api.upload("ann", [[0.4, 0.5, 0.6]], [2.0], key="again").status_code == 200
+
+
+def test_openapi_page_documents_every_endpoint_and_the_bearer_scheme(served):
+    schema = served.client.get("/openapi.json").json()
+    assert {"/v1/users", "/v1/examples", "/v1/examples/{key}", "/v1/predict", "/v1/snapshot",
+            "/v1/health"} <= set(schema["paths"])
+    assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    upload = schema["paths"]["/v1/examples"]["post"]
+    assert "requestBody" in upload and [p["name"] for p in upload["parameters"]] == ["Idempotency-Key"]
+    assert served.client.get("/docs").status_code == 200
