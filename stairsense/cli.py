@@ -25,6 +25,7 @@ from . import (
     _cli_export,
     _cli_import,
     _cli_replay,
+    _cli_serve,
     _cli_simulate,
     _cli_train,
     _cli_upgrade_model,
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_energy.add_parser(sub)
     _cli_convert.add_parser(sub)
     _cli_upgrade_model.add_parser(sub)
+    _cli_serve.add_parser(sub)
     return parser
 
 

@@ -15,6 +15,7 @@ SUBPACKAGES = [
     "stairsense.models.multitask",
     "stairsense.models.stairstep",
     "stairsense.export",
+    "stairsense.serve",
 ]
 
 # The __all__ of each top package before models/ and stream/ were split into sub-packages

@@ -1,0 +1,255 @@
+"""The personalisation server on loopback (issue 13): load test and ``kill -9`` crash test.
+
+Part 1, load test: a real ``stairsense serve`` process (default learner: feature-map mode, 79
+features, 256 random Fourier features; SQLite WAL, ``synchronous=FULL``) and ``--clients``
+concurrent keep-alive connections (one user each) that upload one fresh labelled example per
+request with a fresh idempotency key, for ``--seconds``.  Reported: acknowledged (HTTP 200, so
+durable) updates per second and the p50/p99 request latency.  Targets: ≥ 2,000 updates/s,
+p99 < 50 ms.  The load generator is a minimal asyncio HTTP/1.1 client in this process (the
+server is another process), so the two share the machine's 2 cores with whatever else runs.
+Peers, side by side: the same updates applied in-process by the learner alone (no HTTP, no
+durability), and SQLite ``synchronous=FULL`` commits of one op each (no group commit).
+
+Part 2, crash test: ``--kills`` cycles of fire / ``kill -9`` at a random moment / restart /
+audit (``tests/serve_harness.py``): acknowledged ops lost and ops applied twice (both must be 0),
+and the largest difference between the restarted server's predictions and a dense solve over the
+acknowledged ops.
+
+Run: ``.venv/bin/python benchmarks/bench_serve.py`` (``--seconds 60 --clients 100 --kills 20``).
+Writes ``benchmarks/results/serve.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from _common import git_commit, load_average, markdown_table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the crash harness is shared with tests/test_serve_crash.py
+
+from serve_harness import Server, crash_cycles  # noqa: E402
+
+from stairsense.models.multitask import OnlineMultiTaskLearner  # noqa: E402
+from stairsense.serve import DEFAULT_LEARNER  # noqa: E402
+
+D = DEFAULT_LEARNER["feature_map"]["n_features_in"]
+# The learner's cost apart: the same server with a linear shared feature map (r = 80) instead of
+# 256 random Fourier features shows what transport + durability alone sustain.
+LEARNERS = {"default": DEFAULT_LEARNER,
+            "linear": {**DEFAULT_LEARNER, "feature_map": {"name": "linear", "n_features_in": D, "bias": 1.0}}}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _client(port: int, token: str, name: str, rows: int, stop_at: float, latencies: list, seed: int) -> int:
+    """One keep-alive connection sending uploads back to back; returns the number acknowledged."""
+    rng = np.random.default_rng(seed)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    acked, i = 0, 0
+    try:
+        while time.monotonic() < stop_at:
+            i += 1
+            body = json.dumps({"X": rng.uniform(-1, 1, size=(rows, D)).tolist(),
+                               "y": rng.normal(size=rows).tolist()}).encode()
+            head = (f"POST /v1/examples HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+                    f"Idempotency-Key: {name}-{i}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n").encode()
+            started = time.perf_counter()
+            writer.write(head + body)
+            status_and_headers = await reader.readuntil(b"\r\n\r\n")
+            length = int(status_and_headers.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            latencies.append(time.perf_counter() - started)
+            status = int(status_and_headers.split(b" ", 2)[1])
+            if status != 200:
+                raise RuntimeError(f"upload answered {status}")
+            acked += rows
+    finally:
+        writer.close()
+    return acked
+
+
+def load_test(folder: Path, clients: int, seconds: float, rows: int, learner: str) -> dict:
+    server = Server(folder, learner=LEARNERS[learner]).start()
+    try:
+        admin = {"Authorization": f"Bearer {server.admin_token}"}
+        tokens = [httpx.post(server.url + "/v1/users", json={"name": f"load{i}"}, headers=admin, timeout=30)
+                  .json()["token"] for i in range(clients)]
+        latencies: list[float] = []
+
+        async def run():
+            stop_at = time.monotonic() + seconds
+            return await asyncio.gather(*(_client(server.port, t, f"c{i}", rows, stop_at, latencies, i)
+                                          for i, t in enumerate(tokens)))
+
+        started, server_cpu, client_cpu = time.perf_counter(), cpu_seconds(server.process.pid), time.process_time()
+        acked = sum(asyncio.run(run()))
+        elapsed = time.perf_counter() - started
+        server_cpu, client_cpu = cpu_seconds(server.process.pid) - server_cpu, time.process_time() - client_cpu
+        seq = httpx.get(server.url + "/v1/health", timeout=30).json()["seq"]
+    finally:
+        server.stop()
+    lat = np.sort(np.array(latencies)) * 1e3
+    return {"learner": learner, "clients": clients, "rows": rows, "seconds": elapsed,
+            "server_cpu_us_per_update": 1e6 * server_cpu / acked, "server_cpu_share": server_cpu / elapsed,
+            "client_cpu_share": client_cpu / elapsed, "requests": len(lat), "updates": acked,
+            "updates_per_s": acked / elapsed, "requests_per_s": len(lat) / elapsed,
+            "p50_ms": float(np.percentile(lat, 50)), "p99_ms": float(np.percentile(lat, 99)),
+            "mean_ms": float(lat.mean()), "log_seq": seq}
+
+
+def peer_learner_only(n: int = 20000, users: int = 100) -> float:
+    """Updates/s of the learner alone, in-process: the ceiling the server's overhead is measured from."""
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, size=(n, D)), rng.normal(size=n)
+    learner = OnlineMultiTaskLearner(**DEFAULT_LEARNER)
+    learner.update(0, X[0], y[0])  # load the compiled step
+    started = time.perf_counter()
+    for i in range(1, n):
+        learner.update(i % users, X[i], y[i])
+    return (n - 1) / (time.perf_counter() - started)
+
+
+def peer_sqlite_commit_per_op(folder: Path, n: int = 300) -> float:
+    """Durable single-op commits/s (WAL, synchronous=FULL): what group commit improves on."""
+    db = sqlite3.connect(folder / "peer.db", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE ops (seq INTEGER PRIMARY KEY, x BLOB)")
+    blob = np.zeros(D).tobytes()
+    started = time.perf_counter()
+    for i in range(n):
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO ops VALUES (?, ?)", (i, blob))
+        db.execute("COMMIT")
+    rate = n / (time.perf_counter() - started)
+    db.close()
+    return rate
+
+
+def load_section(tmp: Path, args) -> list[str]:
+    loads = []
+    for run in args.runs:
+        learner, rows = run.split(":")
+        folder = tmp / f"load-{learner}-{rows}"
+        folder.mkdir()
+        result = load_test(folder, args.clients, args.seconds, int(rows), learner)
+        print(json.dumps(result), flush=True)
+        loads.append(result)
+    learner_rate = peer_learner_only()
+    sqlite_rate = peer_sqlite_commit_per_op(tmp)
+    print(json.dumps({"learner_only_updates_per_s": learner_rate, "sqlite_single_commits_per_s": sqlite_rate}),
+          flush=True)
+    lines = ["## Load test", "",
+             f"{args.clients} concurrent keep-alive clients (one user each), {args.seconds:g} s per run, "
+             "SQLite WAL synchronous=FULL, one uvicorn worker. Learner `default` = the server's default "
+             "(feature-map mode, 79 features, 256 random Fourier features, RBF personal kernel); `linear` = "
+             "the same with a linear shared feature map (r = 80), to show transport + durability apart from "
+             "the learner. An update counts when its request was answered 200, i.e. after its commit. "
+             "Server CPU = user + system CPU of the server process over the run; 'per core' = 1 / (server CPU "
+             "per update), the rate the server would sustain on one free core. "
+             "Targets: >= 2,000 durable updates/s and p99 < 50 ms.", ""]
+    table = []
+    for r in loads:
+        met = "met" if r["updates_per_s"] >= 2000 and r["p99_ms"] < 50 else "MISSED"
+        table.append((r["learner"], r["rows"], r["requests"], r["updates"], f"{r['requests_per_s']:.0f}",
+                      f"{r['updates_per_s']:.0f}", f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
+                      f"{r['mean_ms']:.1f}", f"{r['server_cpu_share']:.2f}",
+                      f"{r['server_cpu_us_per_update']:.0f}", f"{1e6 / r['server_cpu_us_per_update']:.0f}", met))
+    lines += markdown_table(["learner", "rows/request", "requests", "updates acked", "requests/s",
+                             "durable updates/s", "p50 ms", "p99 ms", "mean ms", "server CPU (cores)",
+                             "server CPU us/update", "updates/s per core", "target"], table,
+                            align="lrrrrrrrrrrrl")
+    lines += ["", "Peers in the same run (same machine, same moment):", ""]
+    best = max(r["updates_per_s"] for r in loads)
+    lines += markdown_table(
+        ["what", "updates/s", "server's best / this"],
+        [("learner alone, in-process, no HTTP, no durability", f"{learner_rate:.0f}",
+          f"{best / learner_rate:.3f}"),
+         ("SQLite synchronous=FULL, one commit per op (no group commit)", f"{sqlite_rate:.0f}",
+          f"{best / sqlite_rate:.1f}")], align="lrr")
+    return lines + [""]
+
+
+def crash_section(tmp: Path, args) -> list[str]:
+    folder = tmp / "crash"
+    folder.mkdir()
+    if args.crash_store == "postgres":
+        from serve_harness import postgres_cluster
+
+        with postgres_cluster() as database:
+            cycles = crash_cycles(folder, kills=args.kills, fire_seconds=(0.2, 2.0), seed=11,
+                                  store=database("crash"), progress=lambda k, a: print(k, json.dumps(a), flush=True))
+        where = "one PostgreSQL database (a throwaway cluster from Debian's packages, started on loopback)"
+    else:
+        cycles = crash_cycles(folder, kills=args.kills, fire_seconds=(0.2, 2.0), seed=11,
+                              progress=lambda k, a: print(k, json.dumps(a), flush=True))
+        where = "one SQLite store"
+    lost = sum(c["lost"] for c in cycles)
+    duplicated = sum(c["duplicated"] for c in cycles)
+    worst = max(c["max_abs_error"] for c in cycles)
+    lines = ["## kill -9 crash test", "",
+             f"{args.kills} cycles on {where}: 4 client threads upload (1-3 rows) and delete; the server "
+             "is killed with SIGKILL at a uniform random moment in [0.2, 2] s; it is restarted; before any "
+             "retry, the acknowledged ops missing from the server's state (lost) and the entries applied "
+             "twice (duplicated) are counted; then every unanswered op is resent with its idempotency key "
+             "(answered 409 = it had been committed before the kill), a few acknowledged ones are replayed "
+             "(must be 409), and the predictions of every user are compared with a dense solve of "
+             "(K + lambda W) c = y over exactly the acknowledged ops.", "",
+             f"**Lost: {lost}. Duplicated: {duplicated}.** Largest |prediction - dense solve|: {worst:.1e} "
+             f"(target 1e-9: {'met' if worst < 1e-9 and lost == duplicated == 0 else 'MISSED'}).", ""]
+    lines += markdown_table(
+        ["kill", "ops sent (total)", "acked", "unanswered", "lost", "duplicated", "committed, unanswered",
+         "replays not refused", "max abs error", "restart s"],
+        [(k + 1, c["ops"], c["acked"], c["unknown"], c["lost"], c["duplicated"], c["committed_before_retry"],
+          c["replay_not_refused"], f"{c['max_abs_error']:.1e}", f"{c['restart_s']:.1f}")
+         for k, c in enumerate(cycles)], align="rrrrrrrrrr")
+    restart = statistics.median(c["restart_s"] for c in cycles)
+    return lines + ["", f"Median restart (process start, imports, checkpoint + log replay, warm-up, first health "
+                        f"answer): {restart:.1f} s.", ""]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--runs", nargs="*", default=["default:1", "default:10", "linear:1", "linear:10"],
+                        help="load-test runs as LEARNER:ROWS (learner default or linear; examples per request)")
+    parser.add_argument("--kills", type=int, default=20, help="crash-test cycles (0 = none)")
+    parser.add_argument("--crash-store", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve.md"))
+    args = parser.parse_args(argv)
+
+    lines = ["# Personalisation server on loopback (issue 13)", "",
+             f"Command: `.venv/bin/python benchmarks/bench_serve.py --seconds {args.seconds:g} --clients "
+             f"{args.clients} --runs {' '.join(args.runs)} --kills {args.kills} --crash-store {args.crash_store}` "
+             f"at commit {git_commit(ROOT)}; load average before: {load_average()} on 2 cores shared with other "
+             "jobs.", ""]
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.runs:
+            lines += load_section(Path(tmp), args)
+        if args.kills:
+            lines += crash_section(Path(tmp), args)
+    Path(args.out).write_text("\n".join(lines))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

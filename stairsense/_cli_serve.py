@@ -1,0 +1,106 @@
+"""``stairsense serve``: the personalisation server (issue 13) on one command.
+
+Thin shell over :mod:`stairsense.serve`: open (or create) the store, make sure an admin exists
+(its token is written once to a 0600 file, the store keeps only its hash), then run uvicorn on
+loopback.  Put TLS in front with a reverse proxy (README "Personalisation server").
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+__all__ = ["add_parser"]
+
+
+def _write_secret(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by the owner only, via a temp file and a rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text + "\n")
+    os.replace(tmp, path)
+
+
+def _learner(path) -> dict | None:
+    if path is None:
+        return None
+    try:
+        return json.loads(Path(path).read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {exc.lineno}: not JSON ({exc.msg}); see models/multitask/ONLINE_API.md "
+                         "for the learner parameters") from None
+
+
+def cmd_serve(args) -> int:
+    import uvicorn
+
+    from stairsense.serve import DEFAULT_LEARNER, ServeConfig
+    from stairsense.serve._engine import bootstrap_admin, n_features_of
+    from stairsense.serve._factory import ENV_VARIABLE, app_from_env, open_store
+
+    if args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    learner = _learner(args.learner)
+    config = ServeConfig(learner=learner, checkpoint_every=args.checkpoint_every,
+                         publish_interval_s=args.publish_interval, min_contributors=args.min_contributors,
+                         follow=args.workers > 1)
+    store = open_store(args.store)
+    try:
+        stored = store.setup(learner or DEFAULT_LEARNER)
+        if learner is not None and json.loads(json.dumps(learner)) != stored:
+            raise ValueError(f"--learner {args.learner}: the store {args.store} was created with other learner "
+                             "parameters; drop --learner to keep them, or use a new --store")
+        n_features_of(stored)
+        token = bootstrap_admin(store)
+    finally:
+        store.close()
+    token_file = Path(args.admin_token_file or (f"{args.store}.admin-token" if "://" not in args.store
+                                                 else "stairsense-admin-token"))
+    if token is not None:
+        _write_secret(token_file, token)
+    info = {"url": f"http://{args.host}:{args.port}", "docs": f"http://{args.host}:{args.port}/docs",
+            "store": args.store, "admin_token_file": str(token_file) if token is not None else None,
+            "workers": args.workers, "learner": stored}
+    if args.json:
+        print(json.dumps(info), flush=True)
+    else:
+        created = f"; admin token written to {token_file}" if token is not None else ""
+        print(f"stairsense serve: {info['url']} (API docs {info['docs']}), store {args.store}{created}", flush=True)
+    os.environ[ENV_VARIABLE] = json.dumps({"store": args.store, "config": asdict(config),
+                                           "max_body_bytes": args.max_body_bytes})
+    target = "stairsense.serve._factory:app_from_env" if args.workers > 1 else app_from_env()
+    uvicorn.run(target, factory=args.workers > 1, host=args.host, port=args.port, workers=args.workers,
+                log_level=args.log_level, access_log=args.access_log)
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "serve", help="run the personalisation server (online multi-task learner over HTTP)",
+        description="HTTP JSON API of the online multi-task learner: users upload labelled examples and get "
+                    "personal predictions; every acknowledged upload is durable (SQLite WAL or PostgreSQL "
+                    "operation log). Listens on loopback; put TLS in front with a reverse proxy. "
+                    "API docs at /docs.")
+    p.add_argument("--store", default="stairsense-serve.db",
+                   help="SQLite file (created if absent) or postgresql://… URL (default stairsense-serve.db)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--learner", metavar="JSON", help="learner parameters for a NEW store (ONLINE_API.md; default: "
+                   "feature-map mode on the 79 window features)")
+    p.add_argument("--admin-token-file", metavar="PATH",
+                   help="where the admin token is written when the store is created (default <store>.admin-token)")
+    p.add_argument("--publish-interval", type=float, default=300.0, metavar="S",
+                   help="seconds between snapshot publications, 0 = only on admin request (default 300)")
+    p.add_argument("--min-contributors", type=int, default=10, metavar="K",
+                   help="publish only after K distinct users changed the model since the last snapshot (default 10)")
+    p.add_argument("--checkpoint-every", type=int, default=20000, metavar="N",
+                   help="operations between learner checkpoints; bounds restart time (default 20000)")
+    p.add_argument("--max-body-bytes", type=int, default=1 << 20, help="largest request body (default 1 MiB)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="API worker processes sharing the store (writes serialised by its writer lock; default 1)")
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--access-log", action="store_true", help="log every request (slower)")
+    p.add_argument("--json", action="store_true", help="print the startup summary as one JSON line")
+    p.set_defaults(func=cmd_serve)

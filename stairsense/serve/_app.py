@@ -1,0 +1,255 @@
+"""HTTP JSON API of the personalisation server (issue 13), on FastAPI (OpenAPI page at ``/docs``).
+
+Every error is ``{"error": "<one line>"}`` with a 4xx/5xx status, and a refused request changes
+nothing: validation (JSON, shapes, finiteness, size, authentication) happens before an operation
+reaches the committer, and the committer refuses replayed idempotency keys and unknown entries
+before applying anything.
+
+A user's task is the user itself: no endpoint takes a user or task id, so a token can only ever
+write or read its own examples and predictions.  The admin token only manages users.
+"""
+from __future__ import annotations
+
+import io
+from contextlib import asynccontextmanager
+from typing import Callable
+
+import numpy as np
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ._auth import USER_NAME
+from ._engine import Engine, Pending, Rejected, ServeConfig, check_weights, finite_rows
+from ._store import User, UserExistsError
+
+__all__ = ["create_app"]
+
+
+# ------------------------------------------------------------------------------------- schemas
+class _Strict(BaseModel):
+    # strict: "1.5" is text, not a number (no silent coercion); ints are still numbers
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+
+
+class NewUser(_Strict):
+    name: str = Field(description="1-64 letters, digits, '_' or '-'", examples=["ann"])
+
+
+class Upload(_Strict):
+    X: list[list[float]] = Field(min_length=1, description="input rows (n_features each)")
+    y: list[float] = Field(description="one label per row")
+    w: list[float] | None = Field(None, description="noise-variance scale per row (> 0, default 1)")
+
+
+class PredictRequest(_Strict):
+    X: list[list[float]] = Field(min_length=1, description="input rows (n_features each)")
+
+
+_IDEMPOTENCY_HEADER = {"parameters": [{
+    "name": "Idempotency-Key", "in": "header", "required": True, "schema": {"type": "string", "maxLength": 200},
+    "description": "unique per request; resend it unchanged when retrying (a reused key is refused with 409)"}]}
+
+
+class _BodyLimit:
+    """ASGI middleware: refuse bodies over ``max_bytes`` (declared or streamed) with 413."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            return await _too_large(self.max_bytes)(scope, receive, send)
+        received = 0
+
+        async def limited():
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.max_bytes:  # FastAPI re-raises HTTPException from a body read as is
+                raise HTTPException(413, _too_large_reason(self.max_bytes))
+            return message
+
+        await self.app(scope, limited, send)
+
+
+def _error(status: int, reason: str, **detail) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"error": reason, **detail}, status_code=status, headers=headers)
+
+
+def _too_large_reason(max_bytes: int) -> str:
+    return f"request body is larger than {max_bytes} bytes; split the upload"
+
+
+def _too_large(max_bytes: int) -> JSONResponse:
+    return _error(413, _too_large_reason(max_bytes))
+
+
+def _validation_reason(exc: RequestValidationError) -> tuple[int, str]:
+    first = exc.errors()[0]
+    if first.get("type") == "json_invalid":
+        return 400, f"malformed JSON: {first.get('ctx', {}).get('error', first.get('msg'))}"
+    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
+    return 422, f"{where}: {first.get('msg')}"
+
+
+# ------------------------------------------------------------------------------------- the app
+def create_app(store_factory: Callable, config: ServeConfig | None = None, *, max_body_bytes: int = 1 << 20,
+               on_admin_token: Callable[[str], None] | None = None) -> FastAPI:
+    """The ASGI app; ``store_factory()`` opens the store (called once, on the store thread).
+
+    ``on_admin_token(token)`` is called once if the store had no admin yet (the token is stored
+    only as a hash, so this is the only time it exists in clear); it is also kept in
+    ``app.state.admin_token`` for in-process use (tests).
+    """
+    engine = Engine(store_factory, config or ServeConfig())
+
+    @asynccontextmanager
+    async def lifespan(app):
+        token = await engine.start()
+        app.state.admin_token = token
+        if token is not None and on_admin_token is not None:
+            on_admin_token(token)
+        yield
+        await engine.close()
+
+    app = FastAPI(title="stairsense personalisation server", version="1",
+                  description="Online multi-task learner (spec dinuzzo §3): upload labelled examples, get "
+                              "personal predictions, download the published population snapshot.",
+                  lifespan=lifespan)
+    app.state.engine = engine
+    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes)
+
+    @app.exception_handler(Rejected)
+    async def _rejected(request, exc: Rejected):
+        return _error(exc.status, exc.reason, **exc.detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request, exc: RequestValidationError):
+        return _error(*_validation_reason(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request, exc: StarletteHTTPException):
+        return _error(exc.status_code, str(exc.detail))
+
+    # Authentication reads the headers directly instead of through FastAPI's dependency chain:
+    # this is the per-request hot path, and each dependency level costs more than the check itself.
+    async def authorize(request: Request, role: str) -> User:
+        """The user behind the bearer token; ``role`` is "user" (learner endpoints), "admin" or "any"."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Rejected(401, "missing token: send 'Authorization: Bearer <token>'")
+        user = await engine.authenticate(token.strip())
+        if user is None:
+            raise Rejected(401, "invalid token (unknown user or wrong secret)")
+        if role == "user" and user.admin:
+            raise Rejected(403, "the admin token manages users; upload and predict with a user token")
+        if role == "admin" and not user.admin:
+            raise Rejected(403, "this needs the admin token")
+        return user
+
+    def idempotency(request: Request) -> str:
+        key = request.headers.get("idempotency-key")
+        if key is None:
+            raise Rejected(400, "missing Idempotency-Key header: send a unique string per request and resend "
+                                "it unchanged when retrying")
+        if not (1 <= len(key) <= 200 and key.isascii() and key.isprintable()):
+            raise Rejected(400, "Idempotency-Key must be 1-200 printable ASCII characters")
+        return key
+
+    def rows(name: str, X: list) -> np.ndarray:
+        if len(X) > engine.config.max_rows:
+            raise Rejected(413, f"{name} has {len(X)} rows; at most {engine.config.max_rows} per request")
+        return finite_rows(name, X, engine.n_features)
+
+    @app.get("/v1/health", summary="liveness and the number of operations applied", openapi_extra={"security": []})
+    async def health():
+        return {"status": "ok", "seq": engine.seq, "n_features": engine.n_features}
+
+    @app.post("/v1/users", status_code=201, summary="create a user (admin); the token is shown once")
+    async def create_user(body: NewUser, request: Request):
+        await authorize(request, "admin")
+        if not USER_NAME.fullmatch(body.name):
+            raise Rejected(422, "name must be 1-64 letters, digits, '_' or '-'")
+        try:
+            token = await engine.create_user(body.name)
+        except UserExistsError as error:
+            raise Rejected(409, str(error)) from None
+        return {"name": body.name, "token": token}
+
+    @app.post("/v1/examples", summary="upload labelled examples (durable when answered)",
+              openapi_extra=_IDEMPOTENCY_HEADER)
+    async def upload(body: Upload, request: Request):
+        user = await authorize(request, "user")
+        key = idempotency(request)
+        X = rows("X", body.X)
+        y = finite_rows("y", body.y, None)
+        w = np.ones(len(y)) if body.w is None else finite_rows("w", body.w, None)
+        if not len(y) == len(w) == len(X):
+            raise Rejected(422, f"X, y and w need one entry per row; got {len(X)}, {len(y)}, {len(w)}")
+        check_weights(w)
+        return await engine.submit(Pending(user.id, "update", key, X=X, y=y, w=w))
+
+    @app.delete("/v1/examples/{key}", summary="delete all my examples at one input key (exact unlearning)",
+                openapi_extra=_IDEMPOTENCY_HEADER)
+    async def delete(key: int, request: Request):
+        user = await authorize(request, "user")
+        return await engine.submit(Pending(user.id, "delete", idempotency(request), key=key))
+
+    @app.get("/v1/examples", summary="my stored examples (merged per input key)")
+    async def my_examples(request: Request):
+        user = await authorize(request, "user")
+
+        def entries(learner):
+            keys, y, w = learner.entries(user.id)
+            return {"seq": engine.seq, "keys": keys.tolist(), "X": [learner.input(int(k)).tolist() for k in keys],
+                    "y": y.tolist(), "w": w.tolist()}
+        return await engine.read(entries)
+
+    @app.post("/v1/predict", summary="my personal predictions g_j(x)")
+    async def predict(body: PredictRequest, request: Request):
+        user = await authorize(request, "user")
+        X = rows("X", body.X)
+        return await engine.read(lambda learner: {"seq": engine.seq, "y": learner.predict(user.id, X).tolist()})
+
+    @app.get("/v1/snapshot", summary="the published population snapshot (X̌, y̌, H) and public parameters")
+    async def snapshot(request: Request,
+                       format: str = Query("json", pattern="^(json|npz)$", description="json or npz")):
+        await authorize(request, "any")
+        published = await engine.latest_published()
+        if published is None:
+            raise Rejected(404, "no snapshot published yet (it needs enough contributing users)")
+        arrays = published.pop("arrays")
+        if format == "npz":
+            buffer = io.BytesIO()
+            np.savez(buffer, **arrays)
+            return Response(buffer.getvalue(), media_type="application/octet-stream",
+                            headers={"Content-Disposition": f"attachment; filename=snapshot-{published['seq']}.npz"})
+        return {**published, "params": engine.params, **{k: v.tolist() for k, v in arrays.items()}}
+
+    @app.post("/v1/snapshot", summary="publish a snapshot now (admin), if enough users contributed")
+    async def publish(request: Request):
+        await authorize(request, "admin")
+        return await engine.publish()
+
+    def openapi():
+        """The generated schema plus the bearer-token scheme (authentication is not a FastAPI
+        dependency here, so the generator does not see it)."""
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            schema.setdefault("components", {})["securitySchemes"] = {
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "a token from POST /v1/users (or the admin token)"}}
+            schema["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi
+    return app

@@ -1,0 +1,399 @@
+"""The server's core: an online multi-task learner kept equal to a replay of the durable log.
+
+Write path (issue 13 "durability", "idempotency"): a request becomes a :class:`Pending` operation
+in a queue; one committer task takes *every* operation waiting (group commit, up to
+``max_batch``), and in one job on the store's thread
+
+1. takes the writer lock and replays the ops other workers committed meanwhile,
+2. refuses replayed idempotency keys (409) and entries the user does not hold (404),
+3. applies the rest to the learner in order and appends them to the log with the next ``seq``,
+4. commits: SQLite WAL with ``synchronous=FULL`` (or PostgreSQL) fsyncs before returning.
+
+Only then are the requests answered, so an acknowledged update is durable, and the in-memory
+state equals the replay of exactly the committed log.  If the commit fails, the batch is answered
+503 ("retry with the same Idempotency-Key") and the learner is rebuilt from the store, so memory
+never holds an op the log does not.  Every access to the learner (writes, reads, publishing)
+runs on that one thread: reads never see an op that is applied but not yet committed.
+
+Restart: the newest checkpoint (a :meth:`OnlineMultiTaskLearner.snapshot`, arrays + JSON) plus the
+log after it.  ``ONLINE_API.md`` guarantees replay is bit-identical, so the restarted learner is
+the one that acknowledged the updates.
+
+Privacy (spec §3.6): the disclosed snapshot ``(X̌, y̌, H)`` is published only every
+``publish_interval_s`` seconds and only when at least ``min_contributors`` distinct users changed
+the state since the last one, because differencing two consecutive snapshots reveals the inputs
+of the users who updated between them.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stairsense.models.multitask import OnlineMultiTaskLearner, UnknownEntryError
+
+from ._auth import new_token, token_hash, token_matches, token_user_name
+from ._store import Op, Store, User, UserExistsError
+
+__all__ = ["Engine", "ServeConfig", "Rejected", "DEFAULT_LEARNER", "bootstrap_admin"]
+
+log = logging.getLogger("stairsense.serve")
+
+# Feature-map mode (spec §3.7-1) on the 79 window features scaled to [-1, 1]: inputs are
+# continuous, so exact mode would keep one shared row per upload.  γ ≈ 1/d is the usual RBF
+# scale for [-1, 1]-scaled features; r = 256 and λ = 1 are the online learner's HAPT benchmark
+# setting (bench_online_mtl_hapt.py on the online branch).
+DEFAULT_LEARNER = {
+    "alpha": 0.5,
+    "lam": 1.0,
+    "task_kernel": {"name": "rbf", "gamma": 1.0 / 79},
+    "feature_map": {"name": "rff", "n_features_in": 79, "n_components": 256, "gamma": 1.0 / 79, "seed": 0},
+}
+_NO_USER_HASH = token_hash("ss1.nobody.nothing")
+_LEARNER_KEYS = ("alpha", "lam", "task_kernel", "shared_kernel", "feature_map", "pivot_tol")
+
+
+class Rejected(Exception):
+    """A request refused with an HTTP status and a one-line reason; nothing was changed."""
+
+    def __init__(self, status: int, reason: str, detail: dict | None = None):
+        super().__init__(reason)
+        self.status, self.reason, self.detail = status, reason, detail or {}
+
+
+@dataclass
+class ServeConfig:
+    """Server settings (all but ``learner`` may change between restarts).
+
+    Parameters
+    ----------
+    learner : dict or None
+        ``OnlineMultiTaskLearner`` parameters (``ONLINE_API.md``) plus ``n_features`` in exact
+        mode.  Fixed when the store is created; None = what the store holds, or
+        :data:`DEFAULT_LEARNER` for a new store.  A store refuses different parameters.
+    max_batch : int
+        Operations per group commit.
+    max_rows : int
+        Examples per upload request.
+    checkpoint_every : int
+        Operations between checkpoints (bounds the log a restart replays).
+    publish_interval_s : float
+        Seconds between publication attempts (0 disables the timer; admins can still publish).
+    min_contributors : int
+        Distinct users who must have changed the state since the last snapshot (spec §3.6).
+    follow : bool
+        Other processes write the same store (several API workers): reads first replay their ops.
+    """
+
+    learner: dict | None = None
+    max_batch: int = 1024
+    max_rows: int = 1000
+    checkpoint_every: int = 20000
+    publish_interval_s: float = 300.0
+    min_contributors: int = 10
+    follow: bool = False
+
+
+@dataclass
+class Pending:
+    user: int
+    kind: str
+    idem_key: str
+    X: np.ndarray | None = None
+    y: np.ndarray | None = None
+    w: np.ndarray | None = None
+    key: int = -1
+    future: asyncio.Future = field(default=None, repr=False)
+
+
+def n_features_of(params: dict) -> int:
+    if params.get("feature_map") is not None:
+        return int(params["feature_map"]["n_features_in"])
+    if "n_features" not in params:
+        raise ValueError("learner parameters in exact mode (shared_kernel) need n_features, the input length")
+    return int(params["n_features"])
+
+
+def bootstrap_admin(store: Store) -> str | None:
+    """Create the ``admin`` user if the store has none; return its token (shown once), else None."""
+    if store.has_admin():
+        return None
+    token = new_token("admin")
+    try:
+        store.add_user("admin", token_hash(token), admin=True)
+    except UserExistsError:  # another worker won the race
+        return None
+    return token
+
+
+class Engine:
+    """Learner + store + group committer; every method with a leading underscore runs on the
+    store thread, the public coroutines hand work to it."""
+
+    def __init__(self, store_factory, config: ServeConfig):
+        self.store_factory = store_factory
+        self.config = config
+
+    # ------------------------------------------------------------ lifecycle
+    async def start(self) -> str | None:
+        """Open the store, recover the state; returns a new admin token if the store had none."""
+        self._db = ThreadPoolExecutor(1, thread_name_prefix="stairsense-store")
+        self._queue: asyncio.Queue[Pending] = asyncio.Queue()
+        token = await self._call(self._open)
+        self._tasks = [asyncio.create_task(self._commit_loop())]
+        if self.config.publish_interval_s > 0:
+            self._tasks.append(asyncio.create_task(self._publish_loop()))
+        return token
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._call(self.store.close)
+        self._db.shutdown()
+
+    async def _call(self, fn, *args):
+        return await asyncio.get_running_loop().run_in_executor(self._db, fn, *args)
+
+    def _open(self) -> str | None:
+        self.store: Store = self.store_factory()
+        wanted = self.config.learner
+        wanted = None if wanted is None else json.loads(json.dumps(wanted))
+        self.params = self.store.setup(wanted or DEFAULT_LEARNER)
+        if wanted is not None and wanted != self.params:
+            raise ValueError(f"this store was created with learner parameters {json.dumps(self.params)}; "
+                             "start without --learner to keep them, or use a new store")
+        self.n_features = n_features_of(self.params)
+        self._users: dict[str, User] = {}
+        self._stale = False
+        self._recover()
+        self._warm_up()
+        return bootstrap_admin(self.store)
+
+    def _warm_up(self) -> None:
+        """Load the learner's compiled kernels on a scratch learner now, so the first real
+        request after a (re)start is not the one that waits for them."""
+        scratch = self._new_learner()
+        key = scratch.update(0, np.full(self.n_features, 0.5), 0.0)
+        scratch.update(0, np.full(self.n_features, 0.5), 1.0)
+        scratch.predict(0, np.zeros((1, self.n_features)))
+        scratch.delete(0, key)
+
+    def _new_learner(self) -> OnlineMultiTaskLearner:
+        return OnlineMultiTaskLearner(**{k: self.params[k] for k in _LEARNER_KEYS if k in self.params})
+
+    def _recover(self) -> None:
+        """Learner = newest checkpoint + replay of the log after it (also after a failed commit)."""
+        checkpoint = self.store.latest_checkpoint()
+        if checkpoint is None:
+            self.learner = self._new_learner()
+            self.seq = 0
+        else:
+            self.seq, arrays, meta = checkpoint
+            self.learner = OnlineMultiTaskLearner.from_snapshot(arrays, meta)
+        self._idem = {(u, k): (s, kind, np.frombuffer(keys, dtype="<i8"))
+                      for u, k, s, kind, keys in self.store.idempotency_index(self.seq)}
+        self.checkpoint_seq = self.seq
+        self._replay(self.store.ops_after(self.seq))
+        log.info("recovered state at seq %d (checkpoint %d)", self.seq, self.checkpoint_seq)
+
+    def _replay(self, ops: list[Op]) -> None:
+        for op in ops:
+            if op.seq != self.seq + 1:
+                raise RuntimeError(f"operation log has a gap: expected seq {self.seq + 1}, found {op.seq}")
+            if op.kind == "update":
+                keys = self.learner.update_many([op.user] * len(op.y), op.X, op.y, op.w)
+                if not np.array_equal(keys, op.keys):
+                    raise RuntimeError(f"replay of op {op.seq} gave input keys {keys} instead of {op.keys}")
+            else:
+                self.learner.delete(op.user, int(op.keys[0]))
+            self.seq = op.seq
+            self._idem[(op.user, op.idem_key)] = (op.seq, op.kind, op.keys)
+
+    # ----------------------------------------------------------------- users
+    async def create_user(self, name: str) -> str:
+        token = new_token(name)
+        await self._call(self.store.add_user, name, token_hash(token), False)
+        return token
+
+    async def authenticate(self, token: str) -> User | None:
+        """The user a bearer token belongs to, or None (unknown user or wrong secret)."""
+        name = token_user_name(token)
+        if name is None:
+            return None
+        user = self._users.get(name)
+        if user is None:
+            user = await self._call(self.store.user, name)
+            if user is None:
+                token_matches(token, _NO_USER_HASH)  # same work as for a real user: names do not leak by timing
+                return None
+            self._users[name] = user
+        return user if token_matches(token, user.token_hash) else None
+
+    # ----------------------------------------------------------------- write
+    async def submit(self, pending: Pending) -> dict:
+        """Queue an operation; return once it is durable (or raise :class:`Rejected`)."""
+        pending.future = asyncio.get_running_loop().create_future()
+        await self._queue.put(pending)
+        result = await pending.future
+        if isinstance(result, Rejected):
+            raise result
+        return result
+
+    async def _commit_loop(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while not self._queue.empty() and len(batch) < self.config.max_batch:
+                batch.append(self._queue.get_nowait())
+            try:
+                results = await self._call(self._commit, batch)
+            except Exception as error:  # the store failed: nothing of this batch is acknowledged
+                log.exception("commit of %d operations failed", len(batch))
+                reason = f"storage failed ({type(error).__name__}); retry with the same Idempotency-Key"
+                results = [Rejected(503, reason)] * len(batch)
+            for pending, result in zip(batch, results):
+                if not pending.future.done():
+                    pending.future.set_result(result)
+
+    def _fresh(self) -> None:
+        """Rebuild from the store if a failed commit left memory ahead of the log (store thread)."""
+        if self._stale:
+            self._recover()
+            self._stale = False
+
+    def _commit(self, batch: list[Pending]) -> list:
+        self._fresh()
+        results: list = [None] * len(batch)
+        todo = list(range(len(batch)))
+        try:
+            while todo:
+                todo = self._commit_some(batch, todo, results)
+        except Exception:
+            # Applied in memory, not committed: rebuild now, in this same store-thread job, so no
+            # read ever sees an op that was not acknowledged.  If the store is down, stay stale.
+            self._stale = True
+            try:
+                self._fresh()
+            except Exception:
+                log.exception("cannot rebuild the state from the store yet")
+            raise
+        if self.seq - self.checkpoint_seq >= self.config.checkpoint_every:
+            self._checkpoint()
+        return results
+
+    def _checkpoint(self) -> None:
+        # The batch is already durable: a failed checkpoint only means a longer replay next start.
+        try:
+            arrays, meta = self.learner.snapshot()
+            self.store.save_checkpoint(self.seq, arrays, meta)
+            self.checkpoint_seq = self.seq
+        except Exception:
+            log.exception("checkpoint at op %d failed; the log still has every operation", self.seq)
+
+    def _commit_some(self, batch, todo, results) -> list[int]:
+        """One transaction over ``batch[todo]``; returns the indices still to do if the learner
+        refused an upload part-way (its earlier rows are then in memory only: rebuild)."""
+        appended: list[Op] = []
+        left: list[int] = []
+        broken = False
+        with self.store.writing() as tx:
+            self._replay(tx.ops_after(self.seq))
+            for position, i in enumerate(todo):
+                p = batch[i]
+                try:
+                    results[i] = self._apply(p, appended)
+                except Rejected as rejected:
+                    results[i] = rejected
+                except ValueError as error:  # e.g. a singular shared kernel (exact mode)
+                    results[i] = Rejected(422, str(error).splitlines()[0])
+                    left, broken = todo[position + 1:], True
+                    break
+            tx.append(appended)
+        if broken:
+            self._recover()
+        return left
+
+    def _apply(self, p: Pending, appended: list[Op]) -> dict:
+        prior = self._idem.get((p.user, p.idem_key))
+        if prior is not None:
+            seq, kind, keys = prior
+            raise Rejected(409, f"Idempotency-Key {p.idem_key!r} was already used (op {seq}); nothing changed",
+                           {"applied": {"seq": seq, "kind": kind, "keys": keys.tolist()}})
+        if p.kind == "update":
+            keys = self.learner.update_many([p.user] * len(p.y), p.X, p.y, p.w)
+        else:
+            try:
+                self.learner.delete(p.user, p.key)
+            except UnknownEntryError:
+                raise Rejected(404, f"you have no examples at key {p.key}") from None
+            keys = np.array([p.key], dtype=np.int64)
+        self.seq += 1
+        appended.append(Op(self.seq, p.user, p.kind, p.idem_key, p.X, p.y, p.w, keys))
+        self._idem[(p.user, p.idem_key)] = (self.seq, p.kind, keys)
+        return {"seq": self.seq, "keys": keys.tolist()}
+
+    # ------------------------------------------------------------------ read
+    async def read(self, fn):
+        """``fn(learner)`` on the store thread, after catching up with other workers if following."""
+        return await self._call(self._read, fn)
+
+    def _read(self, fn):
+        try:
+            self._fresh()
+        except Exception as error:
+            raise Rejected(503, f"storage unavailable ({type(error).__name__}); retry later") from None
+        if self.config.follow:
+            self._replay(self.store.ops_after(self.seq))
+        return fn(self.learner)
+
+    # --------------------------------------------------------------- publish
+    async def publish(self) -> dict:
+        """Publish the disclosed snapshot now if enough users contributed (else :class:`Rejected`)."""
+        return await self._call(self._publish)
+
+    def _publish(self) -> dict:
+        with self.store.writing() as tx:
+            self._replay(tx.ops_after(self.seq))
+            last = tx.last_published_seq()
+            if self.seq <= last:
+                raise Rejected(409, f"nothing changed since the snapshot at op {last}")
+            contributors = tx.contributors_since(last)
+            if contributors < self.config.min_contributors:
+                raise Rejected(409, f"{contributors} user(s) contributed since the last snapshot; publishing "
+                                    f"needs {self.config.min_contributors} (spec §3.6)")
+            at = tx.save_published(self.seq, contributors, self.learner.published())
+        log.info("published snapshot at op %d (%d contributors)", self.seq, contributors)
+        return {"seq": self.seq, "published_at": at, "contributors": contributors}
+
+    async def _publish_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.publish_interval_s)
+            try:
+                await self.publish()
+            except Rejected as rejected:
+                log.info("no snapshot published: %s", rejected.reason)
+
+    async def latest_published(self) -> dict | None:
+        return await self._call(self.store.latest_published)
+
+
+def finite_rows(name: str, values, n_features: int | None) -> np.ndarray:
+    """``values`` as a float64 array, refusing NaN/inf and (for X) rows of the wrong length."""
+    if n_features is not None:
+        for i, row in enumerate(values):
+            if len(row) != n_features:
+                raise Rejected(422, f"{name} row {i} has {len(row)} features; this server takes {n_features}")
+    array = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(array)):
+        raise Rejected(422, f"{name} contains NaN or infinity")
+    return array
+
+
+def check_weights(w: np.ndarray) -> None:
+    if not np.all(w > 0):
+        raise Rejected(422, "w must be > 0 (a noise-variance scale)")
+

@@ -1,0 +1,299 @@
+"""The personalisation server's HTTP API (issue 13), in-process through FastAPI's TestClient.
+
+Oracles: a dense solve of ``(K + λW) c = y`` over the uploads (``serve_harness.dense_solve_predict``,
+spec dinuzzo §3.2) for the predictions; the state before/after for every refused request.
+"""
+import sqlite3
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from serve_harness import LEARNER, dense_solve_predict
+from stairsense.models.multitask import OnlineMultiTaskLearner
+from stairsense.serve import ServeConfig, SQLiteStore, create_app
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+D = LEARNER["feature_map"]["n_features_in"]
+
+
+def make_app(path, **config):
+    settings = {"learner": LEARNER, "publish_interval_s": 0, "min_contributors": 1, **config}
+    return create_app(lambda: SQLiteStore(path), ServeConfig(**settings), max_body_bytes=20_000)
+
+
+class Api:
+    """A TestClient with the admin token and helpers to make users and send as them."""
+
+    def __init__(self, client, admin_token):
+        self.client, self.admin = client, admin_token
+        self.tokens = {}
+        self.counter = 0
+
+    def auth(self, token):
+        return {"Authorization": f"Bearer {token}"}
+
+    def user(self, name):
+        r = self.client.post("/v1/users", json={"name": name}, headers=self.auth(self.admin))
+        assert r.status_code == 201, r.text
+        self.tokens[name] = r.json()["token"]
+        return self.tokens[name]
+
+    def upload(self, name, X, y, key=None):
+        self.counter += 1
+        return self.client.post("/v1/examples", json={"X": np.asarray(X).tolist(), "y": list(y)},
+                                headers={**self.auth(self.tokens[name]), "Idempotency-Key": key or f"k{self.counter}"})
+
+    def delete(self, name, key, idem=None):
+        self.counter += 1
+        return self.client.delete(f"/v1/examples/{key}",
+                                  headers={**self.auth(self.tokens[name]), "Idempotency-Key": idem or f"d{self.counter}"})
+
+    def predict(self, name, X):
+        r = self.client.post("/v1/predict", json={"X": np.asarray(X).tolist()}, headers=self.auth(self.tokens[name]))
+        assert r.status_code == 200, r.text
+        return np.array(r.json()["y"])
+
+    def state(self):
+        """Everything a refused request must leave unchanged."""
+        probes = np.linspace(-1, 1, 3 * D).reshape(3, D)
+        examples = {n: self.client.get("/v1/examples", headers=self.auth(t)).json() for n, t in self.tokens.items()}
+        return (self.client.get("/v1/health").json()["seq"], examples,
+                {n: self.predict(n, probes).tolist() for n in self.tokens})
+
+
+@pytest.fixture
+def api(tmp_path):
+    app = make_app(tmp_path / "s.db")
+    with TestClient(app) as client:
+        api = Api(client, app.state.admin_token)
+        api.user("ann")
+        api.user("bob")
+        yield api
+
+
+def test_uploads_and_deletes_give_the_dense_solution(api):
+    rng = np.random.default_rng(0)
+    rows = []
+    for name in ["ann", "bob", "ann", "ann", "bob"]:
+        X, y = rng.normal(size=(3, D)), rng.normal(size=3)
+        r = api.upload(name, X, y)
+        assert r.status_code == 200, r.text
+        rows += [(name, x, v, k) for x, v, k in zip(X, y, r.json()["keys"])]
+    gone = rows[7]
+    assert api.delete("ann", gone[3]).status_code == 200
+    rows = [row for row in rows if not (row[0] == "ann" and row[3] == gone[3])]
+    probes = rng.normal(size=(6, D))
+    expected = dense_solve_predict(rows, probes, ["ann", "bob", "carl"])
+    api.user("carl")  # no data: the shared part only
+    for name in ["ann", "bob", "carl"]:
+        np.testing.assert_allclose(api.predict(name, probes), expected[name], rtol=0, atol=1e-10)
+
+
+def test_a_user_sees_and_deletes_only_its_own_task(api):
+    key = api.upload("ann", [[0.1, 0.2, 0.3]], [1.0]).json()["keys"][0]
+    assert api.client.get("/v1/examples", headers=api.auth(api.tokens["bob"])).json()["keys"] == []
+    before = api.state()
+    r = api.delete("bob", key)
+    assert r.status_code == 404 and "no examples at key" in r.json()["error"]
+    assert api.state() == before
+
+
+def _raw(api, body, token="ann", idem="fresh", **headers):
+    base = {"content-type": "application/json", "Idempotency-Key": idem}
+    if token is not None:
+        base["Authorization"] = f"Bearer {api.tokens.get(token, token)}"
+    return api.client.post("/v1/examples", content=body, headers={**base, **headers})
+
+
+BAD_REQUESTS = {
+    "malformed JSON": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1'), 400, "malformed JSON"),
+    "wrong dimension": (lambda a: _raw(a, b'{"X": [[0, 1]], "y": [1]}'), 422, "takes 3"),
+    "ragged rows": (lambda a: _raw(a, b'{"X": [[0, 1, 2], [0, 1]], "y": [1, 2]}'), 422, "features"),
+    "NaN input": (lambda a: _raw(a, b'{"X": [[0, 1, NaN]], "y": [1]}'), 422, "finite"),
+    "infinite label": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [Infinity]}'), 422, "finite"),
+    "label count": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1, 2]}'), 422, "one entry per row"),
+    "zero weight": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1], "w": [0]}'), 422, "w must be > 0"),
+    "unknown field": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1], "task": "bob"}'), 422, "task"),
+    "text number": (lambda a: _raw(a, b'{"X": [["0", 1, 2]], "y": [1]}'), 422, "X.0.0"),
+    "no token": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1]}', token=None), 401, "missing token"),
+    "unknown user": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1]}', token="ss1.zed.abc"), 401, "invalid token"),
+    "wrong secret": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1]}',
+                                    token=a.tokens["ann"][:-2] + "xx"), 401, "invalid token"),
+    "not a token": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1]}', token="hello"), 401, "invalid token"),
+    "admin uploads": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1]}', token=a.admin), 403, "admin token"),
+    "user makes users": (lambda a: a.client.post("/v1/users", json={"name": "eve"},
+                                                 headers=a.auth(a.tokens["ann"])), 403, "admin token"),
+    "bad user name": (lambda a: a.client.post("/v1/users", json={"name": "a.b"}, headers=a.auth(a.admin)),
+                      422, "name"),
+    "existing user": (lambda a: a.client.post("/v1/users", json={"name": "bob"}, headers=a.auth(a.admin)),
+                      409, "exists"),
+    "no idempotency key": (lambda a: a.client.post("/v1/examples", json={"X": [[0, 1, 2]], "y": [1]},
+                                                   headers=a.auth(a.tokens["ann"])), 400, "Idempotency-Key"),
+    "replayed idempotency key": (lambda a: _raw(a, b'{"X": [[5, 5, 5]], "y": [9]}', idem="first"), 409,
+                                 "already used"),
+    "too large (declared)": (lambda a: _raw(a, b'{"X": [' + b"[0, 1, 2]," * 3000 + b'[0, 1, 2]], "y": [1]}'),
+                             413, "larger than"),
+    "too large (streamed)": (lambda a: _raw(a, iter([b'{"X": [', b"[0, 1, 2]," * 3000, b'[0, 1, 2]], "y": [1]}'])),
+                             413, "larger than"),
+    "unknown key delete": (lambda a: a.delete("ann", 999), 404, "no examples"),
+    "snapshot not enough users": (lambda a: a.client.post("/v1/snapshot", headers=a.auth(a.admin)), 409,
+                                  "nothing changed"),
+}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One server for all bad requests: each case checks that it changed nothing, so they cannot
+    affect one another."""
+    app = make_app(tmp_path_factory.mktemp("bad") / "s.db")
+    with TestClient(app) as client:
+        api = Api(client, app.state.admin_token)
+        api.user("ann")
+        api.user("bob")
+        assert api.upload("ann", [[0.5, 0.5, 0.5]], [1.0], key="first").status_code == 200
+        assert api.client.post("/v1/snapshot", headers=api.auth(api.admin)).status_code == 200
+        yield api
+
+
+@pytest.mark.parametrize("case", list(BAD_REQUESTS))
+def test_bad_request_is_refused_with_one_line_and_no_state_change(served, case):
+    api = served
+    send, status, words = BAD_REQUESTS[case]
+    before = api.state()
+    r = send(api)
+    assert r.status_code == status, r.text
+    reason = r.json()["error"]
+    assert words in reason and "\n" not in reason
+    assert api.state() == before
+
+
+def test_replayed_key_returns_the_first_result_and_applies_once(api):
+    first = api.upload("ann", [[1.0, 2.0, 3.0]], [1.0], key="same")
+    again = api.upload("ann", [[1.0, 2.0, 3.0]], [1.0], key="same")
+    assert again.status_code == 409 and again.json()["applied"]["keys"] == first.json()["keys"]
+    ex = api.client.get("/v1/examples", headers=api.auth(api.tokens["ann"])).json()
+    assert ex["w"] == [1.0]  # applied twice it would merge to w = 1/2 (spec §3.3)
+    # the same key is another user's own namespace
+    assert api.upload("bob", [[1.0, 2.0, 3.0]], [1.0], key="same").status_code == 200
+
+
+def test_restart_replays_log_and_checkpoint_bit_identically(tmp_path):
+    rng = np.random.default_rng(1)
+    probes = rng.normal(size=(4, D))
+    path = tmp_path / "s.db"
+    app = make_app(path, checkpoint_every=4)
+    with TestClient(app) as client:
+        api = Api(client, app.state.admin_token)
+        for name in ["ann", "bob"]:
+            api.user(name)
+        for i in range(11):  # checkpoints at ops 4 and 8, then 3 ops of log
+            assert api.upload(["ann", "bob"][i % 2], rng.normal(size=(2, D)), rng.normal(size=2)).status_code == 200
+        assert api.delete("ann", 0).status_code == 200
+        before = {n: api.predict(n, probes) for n in api.tokens}
+        tokens = api.tokens
+    with sqlite3.connect(path) as db:
+        assert [row[0] for row in db.execute("SELECT seq FROM checkpoints ORDER BY seq")] == [8, 12]
+    app = make_app(path, checkpoint_every=4)
+    with TestClient(app) as client:
+        assert app.state.admin_token is None  # the admin exists already
+        api = Api(client, None)
+        api.tokens = tokens
+        for name in tokens:
+            np.testing.assert_array_equal(api.predict(name, probes), before[name])
+
+
+def test_two_workers_on_one_store_stay_serialised(tmp_path):
+    """Two engines (as two API worker processes would) write one SQLite file alternately: each
+    replays the other's ops under the writer lock, so both equal one learner fed the log in order."""
+    path = tmp_path / "s.db"
+    rng = np.random.default_rng(2)
+    first, second = make_app(path, follow=True), make_app(path, follow=True)
+    with TestClient(first) as c1, TestClient(second) as c2:
+        admin = first.state.admin_token or second.state.admin_token
+        a1, a2 = Api(c1, admin), Api(c2, admin)
+        a1.user("ann")
+        a2.tokens = {"ann": a1.tokens["ann"], "bob": a2.user("bob")}
+        a1.tokens["bob"] = a2.tokens["bob"]
+        direct = OnlineMultiTaskLearner(**LEARNER)
+        ids = {}
+        for i in range(8):
+            api, name = [(a1, "ann"), (a2, "bob"), (a2, "ann"), (a1, "bob")][i % 4]
+            X, y = rng.normal(size=(2, D)), rng.normal(size=2)
+            r = api.upload(name, X, y, key=f"w{i}")
+            assert r.status_code == 200, r.text
+            assert r.json()["seq"] == i + 1  # one gap-free sequence across both workers
+            ids.setdefault(name, len(ids))
+            assert direct.update_many([ids[name]] * 2, X, y).tolist() == r.json()["keys"]
+        probes = rng.normal(size=(3, D))
+        for name in ["ann", "bob"]:
+            np.testing.assert_array_equal(a1.predict(name, probes), a2.predict(name, probes))
+            np.testing.assert_allclose(a1.predict(name, probes), direct.predict(ids[name], probes), atol=1e-12)
+
+
+def test_snapshot_waits_for_enough_contributors(tmp_path):
+    app = make_app(tmp_path / "s.db", min_contributors=2)
+    with TestClient(app) as client:
+        api = Api(client, app.state.admin_token)
+        for name in ["ann", "bob"]:
+            api.user(name)
+        assert client.get("/v1/snapshot", headers=api.auth(api.tokens["ann"])).status_code == 404
+        api.upload("ann", [[0.1, 0.2, 0.3]], [1.0])
+        r = client.post("/v1/snapshot", headers=api.auth(api.admin))
+        assert r.status_code == 409 and "1 user(s) contributed" in r.json()["error"]
+        api.upload("bob", [[0.3, 0.2, 0.1]], [2.0])
+        r = client.post("/v1/snapshot", headers=api.auth(api.admin))
+        assert r.status_code == 200 and r.json()["contributors"] == 2
+        snap = client.get("/v1/snapshot", headers=api.auth(api.tokens["bob"])).json()
+        direct = OnlineMultiTaskLearner(**LEARNER)
+        direct.update(0, [0.1, 0.2, 0.3], 1.0)
+        direct.update(1, [0.3, 0.2, 0.1], 2.0)
+        for name, value in direct.published().items():
+            np.testing.assert_allclose(np.array(snap[name]).reshape(value.shape), value, atol=1e-12)
+        assert snap["seq"] == 2 and snap["params"]["alpha"] == LEARNER["alpha"]
+
+
+def test_tokens_are_stored_only_as_hashes(tmp_path, api):
+    blob = b"".join(p.read_bytes() for p in tmp_path.glob("s.db*"))
+    for token in [api.admin, *api.tokens.values()]:
+        assert token.encode() not in blob and token.split(".")[2].encode() not in blob
+
+
+def test_store_refuses_other_learner_parameters(tmp_path):
+    with TestClient(make_app(tmp_path / "s.db")):
+        pass
+    other = make_app(tmp_path / "s.db", learner={**LEARNER, "alpha": 0.9})
+    with pytest.raises(ValueError, match="created with learner parameters"):
+        with TestClient(other):
+            pass
+
+
+def test_a_failed_commit_is_answered_503_and_leaves_no_trace(tmp_path, monkeypatch):
+    """The store fails mid-commit: the batch is refused (503), memory is rebuilt from the log, and
+    the same request succeeds once the store works again."""
+    app = make_app(tmp_path / "s.db")
+    with TestClient(app) as client:
+        api = Api(client, app.state.admin_token)
+        api.user("ann")
+        assert api.upload("ann", [[0.1, 0.2, 0.3]], [1.0]).status_code == 200
+        before = api.state()
+        from stairsense.serve._store import WriteTransaction
+
+        def broken(self, ops):  # after the learner applied the op, before the commit
+            raise sqlite3.OperationalError("disk I/O error")
+        monkeypatch.setattr(WriteTransaction, "append", broken)
+        r = api.upload("ann", [[0.4, 0.5, 0.6]], [2.0], key="again")
+        assert r.status_code == 503 and "retry with the same Idempotency-Key" in r.json()["error"]
+        monkeypatch.undo()
+        assert api.state() == before
+        assert api.upload("ann", [[0.4, 0.5, 0.6]], [2.0], key="again").status_code == 200
+
+
+def test_openapi_page_documents_every_endpoint_and_the_bearer_scheme(served):
+    schema = served.client.get("/openapi.json").json()
+    assert {"/v1/users", "/v1/examples", "/v1/examples/{key}", "/v1/predict", "/v1/snapshot",
+            "/v1/health"} <= set(schema["paths"])
+    assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    upload = schema["paths"]["/v1/examples"]["post"]
+    assert "requestBody" in upload and [p["name"] for p in upload["parameters"]] == ["Idempotency-Key"]
+    assert served.client.get("/docs").status_code == 200
