@@ -74,10 +74,12 @@ def output_path(path, flag="--out"):
 
 
 def log_output_path(path, flag="--out"):
-    """An output sensor-log path: its folder exists and its name ends in .csv or .csv.gz."""
+    """An output sensor-log path: its folder exists and its name ends in .csv, .csv.gz or .parquet."""
+    from stairsense.stream import LOG_SUFFIXES
+
     path = output_path(path, flag)
-    if not path.name.endswith((".csv", ".csv.gz")):
-        raise ValueError(f"{flag} {path}: a sensor log's name ends in .csv or .csv.gz; rename it")
+    if not path.name.endswith(LOG_SUFFIXES):
+        raise ValueError(f"{flag} {path}: a sensor log's name ends in .csv, .csv.gz or .parquet; rename it")
     return path
 
 

@@ -68,7 +68,7 @@ def add_parser(subparsers) -> None:
                     "accelerometer's timestamps (linear interpolation, never extrapolation) and write a "
                     "canonical log. Everything converted, merged or dropped is reported.")
     p.add_argument("sources", nargs="+", metavar="SRC", help="CSV files with a header line (.csv, .txt, .gz)")
-    p.add_argument("--out", required=True, metavar="LOG", help="canonical log to write (.csv or .csv.gz)")
+    p.add_argument("--out", required=True, metavar="LOG", help="canonical log to write (.csv, .csv.gz or .parquet)")
     p.add_argument("--map", metavar="SPEC", help=MAP_HELP)
     p.add_argument("--map-file", metavar="TOML", help="the mapping as TOML: a [columns] table (ax = \"accX:g\") "
                    "and an optional [meta] table (device, subject, ...)")

@@ -10,7 +10,7 @@ from ._config import READ_ONLY_FIELDS, PipelineConfig, config_file_section
 from ._buffer_mean import CausalBufferMean, causal_buffer_mean
 from ._frontend import FrontEnd, FrontEndResult, run_front_end
 from ._fusion import with_virtual_sensors
-from ._csv_format import LogFormatError, steps_path
+from ._csv_format import LOG_SUFFIXES, LogFormatError, steps_path
 from ._csv_read import iter_log_chunks, read_log, read_segments, read_steps
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport, RepairAction
 from ._csv_write import new_file_mode, write_log
@@ -46,6 +46,7 @@ __all__ = [
     "iter_log_chunks",
     "read_steps",
     "steps_path",
+    "LOG_SUFFIXES",
     "write_log",
     "new_file_mode",
     "convert_log",

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["LogFormatError", "steps_path"]
+__all__ = ["LOG_SUFFIXES", "LogFormatError", "steps_path"]
+
+#: The names a sensor log file may end in: the canonical CSV (plain or gzip) and Parquet.
+LOG_SUFFIXES = (".csv.gz", ".csv", ".parquet")
 
 #: Column groups in canonical order, keyed by the SensorLog field they fill.
 _GROUPS = {
@@ -56,7 +59,7 @@ def steps_path(path: str | Path) -> Path:
     """
     path = Path(path)
     name = path.name
-    for suffix in (".csv.gz", ".csv", ".parquet"):
+    for suffix in LOG_SUFFIXES:
         if name.endswith(suffix):
             return path.with_name(name[: -len(suffix)] + ".steps.csv")
     raise ValueError(f"{path}: a sensor log file must end in .csv, .csv.gz or .parquet, got {name!r}; rename it")

@@ -56,9 +56,9 @@ def _open_text(path: Path):
 
 def _read_header(path: Path) -> _Header:
     if not path.exists():
-        raise LogFormatError(path, None, "no such file; check the path (logs end in .csv or .csv.gz)")
+        raise LogFormatError(path, None, "no such file; check the path (logs end in .csv, .csv.gz or .parquet)")
     if path.is_dir():
-        raise LogFormatError(path, None, "is a folder, not a log file; pass the .csv or .csv.gz file")
+        raise LogFormatError(path, None, "is a folder, not a log file; pass the .csv, .csv.gz or .parquet file")
     try:
         with _open_text(path) as fh:
             # Windows editors and spreadsheet exports put a UTF-8 byte-order mark before the first line.

@@ -184,7 +184,7 @@ CASES = {
     "import_map_file_missing": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map-file", "{d}/none.toml"], "foreign"),
     "import_map_file_not_toml": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map-file", "{d}/bad.json"], "foreign"),
     "import_out_is_the_source": (["import", "{f}", "--out", "{f}", "--map", FOREIGN_MAP], "foreign_csv"),
-    "import_out_bad_suffix": (["import", "{f}", "--out", "{d}/o.parquet", "--map", FOREIGN_MAP], "foreign"),
+    "import_out_bad_suffix": (["import", "{f}", "--out", "{d}/o.json", "--map", FOREIGN_MAP], "foreign"),
     "import_source_missing": (["import", "{d}/none.csv", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP], None),
     "import_repeated_time": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP], "foreign_repeat"),
     "import_g_as_m_s2": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP.replace(":g", "")],
