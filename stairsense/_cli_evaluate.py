@@ -9,12 +9,28 @@ from ._cli_common import DATA_HELP, add_config_args, config_from_args, emit
 def cmd_evaluate(args) -> int:
     from stairsense._train import evaluate
 
+    if args.model:
+        return _evaluate_file(args)
+
     result = evaluate(args.data, config_from_args(args), protocol=args.protocol, classifier=args.classifier, k=args.k,
                       n_outer=args.folds, random_state=args.seed, progress=not args.json and sys.stderr.isatty())
     text = (f"{args.classifier} {args.protocol}: {result['n_windows']} windows ({result['n_stair']} STAIR); STAIR "
             f"precision {result['precision_mean']:.3f}±{result['precision_std']:.3f}, recall "
             f"{result['recall_mean']:.3f}±{result['recall_std']:.3f}, F1 {result['f1_mean']:.3f}±{result['f1_std']:.3f} "
             f"(F1 of mean P,R: {result['f1_of_means']:.3f})")
+    emit(args, result, text)
+    return 0
+
+
+def _evaluate_file(args) -> int:
+    from stairsense._evaluate_model import evaluate_model
+    from stairsense._train import load_labelled_logs
+
+    result = evaluate_model(args.model, load_labelled_logs(args.data), progress=not args.json and sys.stderr.isatty())
+    o = result["overall"]
+    rates = ", ".join(f"{k} {v:.1%}" for k, v in result["false_stair_rate"].items())
+    text = (f"{args.model} on {o['windows']} windows ({o['stair_windows']} STAIR): STAIR precision {o['precision']:.3f}, "
+            f"recall {o['recall']:.3f}, F1 {o['f1']:.3f}; false-stair rate per placement: {rates}")
     emit(args, result, text)
     return 0
 
@@ -31,5 +47,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--k", type=int, default=49, help="features EasyMKL keeps for KOMD (default 49)")
     p.add_argument("--folds", type=int, help="outer folds (default: one per subject for loso, 10 for nested-cv)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--model", metavar="FILE", help="evaluate this trained model or exported .onnx file on DATA "
+                   "(held-out recordings) instead of cross-validating a classifier")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=cmd_evaluate)

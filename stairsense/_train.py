@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from stairsense.models import StairstepModel, default_grid, evaluate_protocol, make_classifier
 from stairsense.stream import PipelineConfig, SensorLog, load_uci_hapt, read_log, uci_hapt_dir, with_virtual_sensors
 
@@ -32,14 +34,43 @@ def _is_uci(path: Path) -> bool:
     return True
 
 
+def _oxford_walking(path: Path) -> list[SensorLog] | None:
+    """The Oxford recordings under ``path`` labelled level walking (NO_STAIR), or None if there are none.
+
+    Issue 9: the Oxford step counter is level walking in six placements on three phones; as NO_STAIR
+    windows it teaches the classifier that a pocket, a hand or an armband is not a staircase.
+    """
+    import warnings
+
+    from stairsense.stream import Activity, load_oxford, oxford_recordings
+
+    if (path / "stepcounter.csv").is_file():
+        folders = [path] if (path / "accelerometer.csv").is_file() else []
+    else:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # the patient folders without accelerometer.csv
+                folders = oxford_recordings(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+    logs = []
+    for folder in folders:
+        log = load_oxford(folder)
+        label = np.full(log.t_ns.size, int(Activity.WALKING), np.int64)
+        logs.append(replace(log, label=label, meta={**log.meta, "path": str(folder)}))
+    return logs
+
+
 def load_labelled_logs(paths: Iterable[str | Path]) -> list[SensorLog]:
-    """Read labelled recordings: canonical CSV logs with a ``label`` column, or UCI HAPT RawData.
+    """Read labelled recordings: canonical CSV logs with a ``label`` column, UCI HAPT RawData, or
+    Oxford step-counter recordings (level walking, every sample labelled WALKING).
 
     Parameters
     ----------
     paths : iterable of str or Path
-        ``.csv`` / ``.csv.gz`` canonical logs, or a UCI HAPT ``RawData`` folder (or a folder above
-        it), recognised by its ``labels.txt``.
+        ``.csv`` / ``.csv.gz`` canonical logs, a UCI HAPT ``RawData`` folder (or a folder above
+        it), recognised by its ``labels.txt``, or an Oxford step-counter folder (``optimisation``,
+        its ``data`` folder, or one recording), recognised by ``stepcounter.csv`` files.
 
     Returns
     -------
@@ -57,8 +88,12 @@ def load_labelled_logs(paths: Iterable[str | Path]) -> list[SensorLog]:
             logs.extend(replace(log, meta={**log.meta, "path": str(path)}) for log in load_uci_hapt(path))
             continue
         if path.is_dir():
-            raise ValueError(f"{path}: a folder but not UCI HAPT RawData (no labels.txt); pass log files or "
-                             "the RawData folder")
+            oxford = _oxford_walking(path)
+            if oxford:
+                logs.extend(oxford)
+                continue
+            raise ValueError(f"{path}: a folder but neither UCI HAPT RawData (no labels.txt) nor Oxford step-counter "
+                             "recordings (no stepcounter.csv); pass log files or one of those folders")
         if not path.exists():
             raise ValueError(f"{path}: no such file")
         log = read_log(path)
@@ -96,7 +131,7 @@ def _dataset(paths, config, progress):
 
 
 def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, k=49, lam=0.1,
-                          gamma="scale", progress: bool = False) -> StairstepModel:
+                          gamma="scale", n_landmarks=None, invariant=False, progress: bool = False) -> StairstepModel:
     """Fit the stair-step classifier on every labelled window of ``paths``.
 
     Parameters
@@ -105,8 +140,12 @@ def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | 
         As in :func:`load_labelled_logs`.
     config : PipelineConfig, optional
         Front end used to cut the windows (default ``PipelineConfig()``); saved with the model.
-    k, lam, gamma
-        EasyMKL's kept features and KOMD's Λ and RBF γ (:func:`make_stairstep_pipeline`).
+    k, lam, gamma, n_landmarks
+        EasyMKL's kept features, KOMD's Λ and RBF γ, and the support-vector budget
+        (:func:`make_stairstep_pipeline`; ``None`` = exact KOMD).
+    invariant : bool
+        Let the selector choose only heading-invariant features
+        (:func:`~stairsense.models.stairstep.heading_invariant_mask`).
     progress : bool
         tqdm progress bars.
 
@@ -115,6 +154,7 @@ def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | 
     StairstepModel
     """
     from stairsense.models import make_stairstep_pipeline
+    from stairsense.models.stairstep import heading_invariant_mask
 
     config = config or PipelineConfig()
     paths = [str(p) for p in paths]
@@ -122,8 +162,10 @@ def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | 
     if len(set(ds.y.tolist())) < 2:
         raise ValueError(f"the windows of {paths} hold only class {ds.y[:1].tolist()}: training needs both STAIR "
                          "and NO_STAIR windows; add recordings with stairs and with level walking")
-    return StairstepModel.train(make_stairstep_pipeline(k=k, lam=lam, gamma=gamma), ds.X, ds.y, config=config,
-                                feature_names=ds.feature_names, groups=ds.groups, sources=paths)
+    pipeline = make_stairstep_pipeline(k=k, lam=lam, gamma=gamma, n_landmarks=n_landmarks, random_state=0,
+                                       allowed=heading_invariant_mask(ds.feature_names) if invariant else None)
+    return StairstepModel.train(pipeline, ds.X, ds.y, config=config, feature_names=ds.feature_names,
+                                groups=ds.groups, sources=paths)
 
 
 def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, protocol="loso",
