@@ -62,6 +62,8 @@ VARIANTS = {
     "KOMD, heading-invariant, UCI + Oxford": (lambda: komd(True), ("oxford",)),
     "KOMD, heading-invariant, UCI + Oxford + sim": (lambda: komd(True), ("oxford", "sim")),
     "Nyström KOMD 300, heading-invariant, UCI + Oxford + sim": (lambda: komd(True, 300), ("oxford", "sim")),
+    "Nyström KOMD 300, all features, UCI only (`stairsense train` default)": (lambda: komd(False, 300), ()),
+    "Nyström KOMD 300, all features, UCI + Oxford + sim": (lambda: komd(False, 300), ("oxford", "sim")),
 }
 SIM_TRAIN = ("sim0", "sim1", "sim2")  # simulated people used for training; sim3–sim5 are test only
 
@@ -213,15 +215,22 @@ def main(argv=None):
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--max-train", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", type=int, nargs="+", metavar="I", help="run only these variants (0-based)")
+    parser.add_argument("--skip-peer", action="store_true", help="leave out the random-forest peer")
+    parser.add_argument("--out", default="robustness.md", help="results file name in benchmarks/results")
     args = parser.parse_args(argv)
+    if args.only:
+        for name in [n for i, n in enumerate(VARIANTS) if i not in args.only]:
+            del VARIANTS[name]
     started = time.perf_counter()
     tables = (uci_windows(CONFIG), oxford_windows(CONFIG), simulated_windows(CONFIG))
     results, _ = run_folds(tables, args.folds, args.max_train, args.seed)
-    rf = run_rf(args.folds, args.seed)
+    rf = None if args.skip_peer else run_rf(args.folds, args.seed)
 
     ox_placements = sorted(np.unique(tables[1][2]["placement"]))
     sim_placements = sorted(np.unique(tables[2][2]["placement"]))
-    cmd = f".venv/bin/python benchmarks/bench_robustness.py --folds {args.folds} --max-train {args.max_train} --seed {args.seed}"
+    cmd = (f".venv/bin/python benchmarks/bench_robustness.py --folds {args.folds} --max-train {args.max_train} "
+           f"--seed {args.seed}" + (" --skip-peer" if args.skip_peer else "") + (f" --only {' '.join(map(str, args.only))} --out {args.out}" if args.only else ""))
     lines = ["# Placement robustness and compaction of the stair-step classifier (issue 9)", "",
              f"Command: `{cmd}` at commit `{git_commit(ROOT)}`; load average {load_average()}.", "",
              __doc__.split("\n\n", 1)[1].rsplit("\n\nWrites", 1)[0], "",
@@ -229,7 +238,7 @@ def main(argv=None):
     rows = [_uci_rows(name, r["uci"]) + [f"{np.median(r['features']):.0f}", f"{np.median(r['support']):.0f}"]
             for name, r in results.items()]
     for use_gyro, label in ((True, "Random forest, 2.56 s windows, acc + gyro (peer)"),
-                            (False, "Random forest, 2.56 s windows, acc only")):
+                            (False, "Random forest, 2.56 s windows, acc only")) if rf else ():
         rows.append(_uci_rows(label, rf[use_gyro][0]) + ["48" if use_gyro else "24", "–"])
     lines += markdown_table(["variant", "P", "R", "F1(P̄,R̄)", "stairs-up recall", "worst subject R",
                              "features", "support vectors"], rows, "lrrrrrrr")
@@ -250,8 +259,9 @@ def main(argv=None):
     for name, r in results.items():
         rates = _rate_rows(r["oxford"], ox_placements)
         rows.append([name] + [rates[p] for p in ox_placements])
-    rates = _rate_rows(rf[False][1], ox_placements)
-    rows.append(["Random forest, acc only (Oxford has no gyroscope)"] + [rates[p] for p in ox_placements])
+    if rf:
+        rates = _rate_rows(rf[False][1], ox_placements)
+        rows.append(["Random forest, acc only (Oxford has no gyroscope)"] + [rates[p] for p in ox_placements])
     lines += markdown_table(["variant"] + ox_placements, rows, "l" + "r" * len(ox_placements))
     lines += ["", "Target: ≤ 5 % in every placement.", "",
               "## Simulated placements, held-out simulated people (sim3–sim5): false-stair rate on NO_STAIR windows / "
@@ -268,7 +278,7 @@ def main(argv=None):
     fit = {name: np.median(r["fit_s"]) for name, r in results.items()}
     lines += ["", "Median fit seconds per fold: " + ", ".join(f"{k}: {v:.0f}" for k, v in fit.items()) + ".",
               f"Total wall time {time.perf_counter() - started:.0f} s.", ""]
-    (ROOT / "benchmarks" / "results" / "robustness.md").write_text("\n".join(lines))
+    (ROOT / "benchmarks" / "results" / args.out).write_text("\n".join(lines))
     print("\n".join(lines))
 
 

@@ -46,8 +46,12 @@ class NystroemKOMDClassifier(KOMDClassifier):
         KOMD's Λ.
     gamma : "scale" or float > 0, default="scale"
         RBF width β.
-    rcond : float > 0, default=1e-6
-        Eigenvalues of K_ZZ below ``rcond`` · λ_max are dropped from its pseudo-inverse.
+    rcond : float > 0, default=1e-4
+        Eigenvalues of K_ZZ below ``rcond`` · λ_max are dropped from its pseudo-inverse. Small
+        eigenvalues buy little accuracy and large, cancelling coefficients that the int8 export's
+        rounding then flips: on UCI HAPT (300 landmarks, 3,000 training windows, held-out subjects)
+        1e-6 gave F1 0.916 and 99.7–99.8 % int8 agreement, 1e-4 F1 0.912 and 99.96–100 %, 1e-3
+        F1 0.896 (exact KOMD: 0.918).
     tol : float > 0, default=1e-8
         KOMD solver tolerance.
     random_state : None, int or RandomState
@@ -86,7 +90,7 @@ class NystroemKOMDClassifier(KOMDClassifier):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_landmarks=256, lam=0.1, gamma="scale", rcond=1e-6, tol=1e-8, random_state=None):
+    def __init__(self, n_landmarks=256, lam=0.1, gamma="scale", rcond=1e-4, tol=1e-8, random_state=None):
         self.n_landmarks = n_landmarks
         self.lam = lam
         self.gamma = gamma
