@@ -17,7 +17,8 @@ def cmd_evaluate(args) -> int:
     text = (f"{args.classifier} {args.protocol}: {result['n_windows']} windows ({result['n_stair']} STAIR); STAIR "
             f"precision {result['precision_mean']:.3f}±{result['precision_std']:.3f}, recall "
             f"{result['recall_mean']:.3f}±{result['recall_std']:.3f}, F1 {result['f1_mean']:.3f}±{result['f1_std']:.3f} "
-            f"(F1 of mean P,R: {result['f1_of_means']:.3f})")
+            f"(F1 of mean P,R: {result['f1_of_means']:.3f}); held-out false-stair rate per placement: "
+            + ", ".join(f"{k} {v:.1%}" for k, v in result["false_stair_rate"].items()))
     emit(args, result, text)
     return 0
 

@@ -125,9 +125,19 @@ def prepare_logs(logs: Sequence[SensorLog], config: PipelineConfig, *, progress:
     return out
 
 
-def _dataset(paths, config, progress):
+def _dataset(paths, config, progress, *, with_logs=False):
     logs = prepare_logs(load_labelled_logs(paths), config, progress=progress)
-    return window_dataset(logs, config, progress=progress)
+    ds = window_dataset(logs, config, progress=progress)
+    if len({type(g) for g in ds.groups}) > 1:  # named subjects (UCI, Oxford) beside unnamed logs (their index)
+        ds.groups = ds.groups.astype(str).astype(object)
+    return (ds, logs) if with_logs else ds
+
+
+def _false_stair_rates(held_out, y, placement) -> dict:
+    """Share of held-out NO_STAIR windows decided STAIR, per placement (issue 9)."""
+    tested = (held_out >= 0) & (y == 0)
+    return {str(p): float(np.mean(held_out[tested & (placement == p)] == 1))
+            for p in np.unique(placement) if np.any(tested & (placement == p))}
 
 
 def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, k=49, lam=0.1,
@@ -192,7 +202,9 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     -------
     dict
         :meth:`CVResult.summary` plus ``per_fold`` (precision, recall, F1 lists), ``test_groups``,
-        ``n_windows``, ``n_stair``, ``config`` and ``classifier``.
+        ``false_stair_rate`` (held-out NO_STAIR windows decided STAIR, per ``meta["placement"]`` —
+        Oxford recordings name theirs, others count as "unknown"), ``n_windows``, ``n_stair``,
+        ``config`` and ``classifier``.
 
     Notes
     -----
@@ -200,7 +212,8 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     without one counts as its own subject.
     """
     config = config or PipelineConfig()
-    ds = _dataset([str(p) for p in paths], config, progress)
+    ds, logs = _dataset([str(p) for p in paths], config, progress, with_logs=True)
+    placement = np.array([str(logs[i].meta.get("placement", "unknown")).lower() for i in ds.log_index])
     grid = default_grid(classifier, grid) if isinstance(grid, str) else grid
     if protocol == "nested-cv" and n_outer is None:
         n_outer = 10
@@ -214,6 +227,7 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
         "per_fold": {"precision": per_fold[:, 0].tolist(), "recall": per_fold[:, 1].tolist(),
                      "f1": per_fold[:, 2].tolist()},
         "test_groups": result.test_groups,
+        "false_stair_rate": _false_stair_rates(result.held_out_stair, ds.y, placement),
         "n_windows": len(ds),
         "n_stair": int(ds.y.sum()),
         "classifier": classifier,

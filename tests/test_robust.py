@@ -116,3 +116,27 @@ def test_train_reads_an_oxford_recording_as_level_walking(data_dir):
     (log,) = load_labelled_logs([folder])
     assert log.label is not None and set(np.unique(log.label)) == {1}  # WALKING: NO_STAIR windows
     assert log.meta["placement"] and log.meta["path"] == str(folder)
+
+
+def test_held_out_decisions_reproduce_the_fold_counts():
+    from stairsense.models import evaluate_protocol, make_classifier
+
+    X, y = make_moons(240, noise=0.3, random_state=2)
+    groups = np.repeat(np.arange(6), 40)
+    res = evaluate_protocol(make_classifier("knn"), X, y, groups=groups, protocol="loso", n_inner=3)
+    assert (res.held_out_stair >= 0).all()  # leave-one-subject-out tests every window once
+    for counts, subjects in zip(res.counts, res.test_groups):
+        test = np.isin(groups, subjects)
+        pred, truth = res.held_out_stair[test] == 1, y[test] == 1
+        assert counts.tolist() == [np.sum(pred & truth), np.sum(pred & ~truth), np.sum(~pred & truth)]
+
+
+def test_evaluate_reports_false_stair_rate_per_placement(sim_logs, data_dir, capsys):
+    folder, paths = sim_logs
+    oxford = sorted((data_dir / "oxford-stepcounter" / "optimisation" / "data").glob("Samsung_Dario_Hard_FrontPocket_*"))[0]
+    capsys.readouterr()
+    assert main(["evaluate", *map(str, paths), str(oxford), "--classifier", "dt", "--rate", "30", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    # Oxford's placement from its folder name, the simulator's from the log's metadata.
+    assert "frontpocket" in result["false_stair_rate"] and len(result["false_stair_rate"]) >= 2
+    assert all(0 <= r <= 1 for r in result["false_stair_rate"].values())
