@@ -140,3 +140,15 @@ def test_evaluate_reports_false_stair_rate_per_placement(sim_logs, data_dir, cap
     # Oxford's placement from its folder name, the simulator's from the log's metadata.
     assert "frontpocket" in result["false_stair_rate"] and len(result["false_stair_rate"]) >= 2
     assert all(0 <= r <= 1 for r in result["false_stair_rate"].values())
+
+
+def test_export_refuses_a_truncated_model_with_one_line_and_exit_2(sim_logs, capsys):
+    pytest.importorskip("onnxruntime")
+    folder, (a, b, _) = sim_logs
+    model, onnx = folder / "exact.model", folder / "cut.onnx"
+    assert main(["train", str(a), str(b), "--landmarks", "0", "--out", str(model), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["export", str(model), "--out", str(onnx), "--max-support-vectors", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Nothing was written" in err and "--max-kb" in err and "--landmarks" in err
+    assert not onnx.exists()
