@@ -78,7 +78,7 @@ def _subsample(index, y, cap, rng):
     return np.sort(np.concatenate(keep))
 
 
-def _exported_scores(pipe, X_test, n_features):
+def _exported_scores(pipe, X_test):
     from stairsense.export import build_onnx_model, support_budget
 
     model = StairstepModel(pipe, CONFIG, FEATURE_NAMES)
@@ -120,7 +120,7 @@ def run_folds(tables, n_folds, max_train, seed):
             komd_step = pipe.steps[-1][1]
             r["support"].append(int(komd_step.dual_coef_.size))
             r["features"].append(int(pipe.steps[1][1].get_support().sum()))
-            exported, n_sv = _exported_scores(pipe, Xu[test_u], None)
+            exported, n_sv = _exported_scores(pipe, Xu[test_u])
             r["exported"].append((yu[test_u], exported >= 0, pipe.decision_function(Xu[test_u]) >= 0))
             r["exported_sv"].append(n_sv)
             print(f"fold {i} {name}: fit {fit_s:.0f} s", flush=True)
@@ -246,8 +246,8 @@ def main(argv=None):
               "## Exported int8 file (≤ 32 KB) against the Python model, same held-out subjects", ""]
     rows = []
     for name, r in results.items():
-        p, rc, f = _prf([(t, pr) for t, _, pr in r["exported"]])
-        pe, re_, fe = _prf([(t, pr) for t, pr, _ in r["exported"]])
+        f = _prf([(t, pr) for t, _, pr in r["exported"]])[2]
+        fe = _prf([(t, pr) for t, pr, _ in r["exported"]])[2]
         agree = np.mean(np.concatenate([a == b for _, a, b in r["exported"]]))
         rows.append([name, f"{np.median(r['exported_sv']):.0f} / {np.median(r['support']):.0f}", f"{f:.3f}",
                      f"{fe:.3f}", f"{fe - f:+.3f}", f"{agree:.2%}"])

@@ -132,7 +132,7 @@ def test_held_out_decisions_reproduce_the_fold_counts():
 
 
 def test_evaluate_reports_false_stair_rate_per_placement(sim_logs, data_dir, capsys):
-    folder, paths = sim_logs
+    _, paths = sim_logs
     oxford = sorted((data_dir / "oxford-stepcounter" / "optimisation" / "data").glob("Samsung_Dario_Hard_FrontPocket_*"))[0]
     capsys.readouterr()
     assert main(["evaluate", *map(str, paths), str(oxford), "--classifier", "dt", "--rate", "30", "--json"]) == 0
