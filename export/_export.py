@@ -31,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 from stairsense.features import RATIO_CLIP, window_features
 from stairsense.models import KOMDClassifier, StairstepModel, load_model
 from stairsense.models.stairstep import package_version
+from stairsense.stream import new_file_mode
 
 from ._budget import smallest_passing_budget
 from ._compact import PRECISIONS, RBFHead, add_rbf_decision, reduce_support, save_ort_format
@@ -261,6 +262,7 @@ def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_
 def _atomic_target(path: Path) -> Path:
     # Keep the real suffix last: ONNX Runtime tells ORT-format files from ONNX ones by ".ort".
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    os.fchmod(fd, new_file_mode())  # mkstemp's 0600 would outlive the rename: follow the umask
     os.close(fd)
     return Path(tmp)
 

@@ -1,7 +1,7 @@
 """Learning algorithms by family, and the stair-step model built from them.
 
 ``mkl`` (KOMD, EasyMKL), ``kernel_machines`` (server-side solvers, RLS2), ``multitask`` (ADMM
-multi-task learning) and ``stairstep`` (the trained stair-step model and its evaluation
+and online client–server multi-task learning) and ``stairstep`` (the trained stair-step model and its evaluation
 protocols). Every public name of the sub-packages used by the README is re-exported here.
 """
 from .kernel_machines import (
@@ -23,7 +23,16 @@ from .kernel_machines import (
     solve_kernel_machine,
 )
 from .mkl import EasyMKL, EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
-from .multitask import ADMMMultiTaskClassifier
+from .multitask import (
+    ADMMMultiTaskClassifier,
+    OnlineMultiTaskClassifier,
+    OnlineMultiTaskClient,
+    OnlineMultiTaskLearner,
+    OnlineMultiTaskRegressor,
+    RiverMultiTaskClassifier,
+    RiverMultiTaskRegressor,
+    UnknownEntryError,
+)
 from .stairstep import (
     CLASSIFIERS,
     PROTOCOLS,
@@ -55,6 +64,13 @@ __all__ = [
     "PROTOCOLS",
     "CLASSIFIERS",
     "ADMMMultiTaskClassifier",
+    "OnlineMultiTaskLearner",
+    "OnlineMultiTaskClient",
+    "OnlineMultiTaskRegressor",
+    "OnlineMultiTaskClassifier",
+    "RiverMultiTaskRegressor",
+    "RiverMultiTaskClassifier",
+    "UnknownEntryError",
     "KOMDClassifier",
     "NystroemKOMDClassifier",
     "EasyMKL",

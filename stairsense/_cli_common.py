@@ -1,20 +1,149 @@
-"""What every ``stairsense`` subcommand shares: the configuration arguments, and ``--json`` output."""
+"""What every ``stairsense`` subcommand shares: configuration and reading arguments, argument types,
+the advice rewrite for CLI users, and ``--json`` output."""
 from __future__ import annotations
 
+import argparse
 import json
+import re
 
-from stairsense.stream import PipelineConfig
+from stairsense.stream import READ_ONLY_FIELDS, REPAIRS, PipelineConfig
 
 DATA_HELP = "labelled canonical logs (.csv/.csv.gz with a label column) or a UCI HAPT RawData folder"
 
+# Configuration flags and the PipelineConfig fields they set.
+_CONFIG_FLAGS = (("rate", "rate_hz"), ("orientation", "orientation"), ("segmentation", "segmentation"),
+                 ("max_gap", "max_gap_s"))
+
+
+def positive(kind):
+    """An argparse type: ``kind`` (int or float) > 0, refused with one line naming the value."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {'whole ' if kind is int else ''}number > 0, got {text!r}")
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"expected a {'whole ' if kind is int else 'finite '}number > 0, "
+                                             f"got {text!r}")
+        return value
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
+
+
+def non_negative(text):
+    """An argparse type: a finite float ≥ 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+def unit_interval(text):
+    """An argparse type: a float in [0, 1]."""
+    value = non_negative(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
+def gamma_arg(text):
+    """An argparse type: ``scale`` or a float > 0 (an RBF width)."""
+    return text if text == "scale" else positive(float)(text)
+
+
+def read_options(args) -> tuple[dict, list]:
+    """Keyword arguments for reading labelled logs (``--repair``, ``--units``), and the list that
+    receives each file's ReadReport."""
+    reports: list = []
+    return {"repair": tuple(args.repair), "units": args.units, "reports": reports}, reports
+
+
+def output_path(path, flag="--out"):
+    """``path`` as a Path after checking its folder exists, before any work is done."""
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ValueError(f"{flag} {path}: folder {path.parent} does not exist; create it first")
+    if path.is_dir():
+        raise ValueError(f"{flag} {path}: is a folder; name a file inside it")
+    return path
+
+
+def log_output_path(path, flag="--out"):
+    """An output sensor-log path: its folder exists and its name ends in .csv or .csv.gz."""
+    path = output_path(path, flag)
+    if not path.name.endswith((".csv", ".csv.gz")):
+        raise ValueError(f"{flag} {path}: a sensor log's name ends in .csv or .csv.gz; rename it")
+    return path
+
+
+def existing_file(path, what: str, fix: str):
+    """``path`` if it is a file; else one line naming it, what was expected and ``fix``."""
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: {'is a folder, not' if path.is_dir() else 'no such'} {what}; {fix}")
+    return path
+
+
+MODEL_FIX = "pass a model written by `stairsense train --out` (or an .onnx from `stairsense export --out`)"
+
+
+def given_config(args) -> dict:
+    """The PipelineConfig fields the user set: every key of ``--config`` plus the flags given."""
+    fields = {}
+    if getattr(args, "config", None):
+        PipelineConfig.from_file(args.config)  # validates, naming the file
+        with open(args.config, encoding="utf-8-sig") as fh:
+            fields.update(json.load(fh))
+    fields.update({name: getattr(args, flag) for flag, name in _CONFIG_FLAGS if getattr(args, flag, None) is not None})
+    return fields
+
 
 def config_from_args(args) -> PipelineConfig:
-    """``--config`` (or the default configuration) with ``--rate``/``--orientation``/``--segmentation`` applied."""
-    config = PipelineConfig.from_file(args.config) if getattr(args, "config", None) else PipelineConfig()
-    overrides = {k: v for k, v in (("rate_hz", getattr(args, "rate", None)),
-                                   ("orientation", getattr(args, "orientation", None)),
-                                   ("segmentation", getattr(args, "segmentation", None))) if v is not None}
-    return config.replace(**overrides) if overrides else config
+    """``--config`` (or the default configuration) with ``--rate``/``--orientation``/... applied."""
+    return PipelineConfig().replace(**given_config(args))
+
+
+def config_for_model(args, model_config: PipelineConfig, model_path) -> PipelineConfig:
+    """The configuration to run a model with: its own, plus what the user set, which must agree.
+
+    A model needs no repeated flags: fields the user did not set come from the model. Only
+    read-only fields (``max_gap_s``) may differ; anything else would change windows or features.
+    """
+    given = given_config(args)
+    ours = model_config.to_dict()
+    diffs = [f"{k}: model {ours[k]!r}, given {v!r}" for k, v in given.items()
+             if k not in READ_ONLY_FIELDS and ours.get(k) != v]
+    if diffs:
+        raise ValueError(f"{model_path}: the model was trained with another front end ({'; '.join(diffs)}), so its "
+                         "windows and features would not match; leave those settings out (a model runs with its own "
+                         "configuration) or retrain with them")
+    return model_config.replace(**{k: v for k, v in given.items() if k in READ_ONLY_FIELDS})
+
+
+# The library's errors give Python advice ("repair 'dedupe'", "units='g'", "max_gap_s"); a CLI user
+# needs the flags that do the same. Each rewrite names a flag add_read_args/add_config_args define.
+_ADVICE = (
+    (re.compile(r"repair=\('([a-z-]+)',?\)"), r"--repair \1"),
+    (re.compile(r"repair '([a-z-]+)'"), r"--repair \1"),
+    (re.compile(r"\bunits='([a-z/0-9]+)'"), r"--units \1"),
+    (re.compile(r"\bmax_gap_s=(?=[0-9])"), "--max-gap "),
+    (re.compile(r"\borientation='([a-z]+)'"), r"--orientation \1"),
+)
+
+
+def cli_advice(message: str) -> str:
+    """``message`` on one line, with Python advice rewritten as the CLI flags that do the same."""
+    message = " ".join(str(message).split())
+    for pattern, flag in _ADVICE:
+        message = pattern.sub(flag, message)
+    return message
 
 
 def emit(args, payload: dict, text: str) -> None:
@@ -26,7 +155,31 @@ def add_config_args(p, rate=True):
     """The arguments that build a :class:`PipelineConfig` (read back by :func:`config_from_args`)."""
     p.add_argument("--config", metavar="FILE", help="JSON PipelineConfig (see stairsense.PipelineConfig)")
     if rate:
-        p.add_argument("--rate", type=float, metavar="HZ", help="resample to this rate before the front end")
+        p.add_argument("--rate", type=positive(float), metavar="HZ", help="resample to this rate before the front end")
     p.add_argument("--orientation", choices=["auto", "rotvec", "ahrs", "vertical", "linear", "mizell"],
                    help="how to reach the Earth frame (default from the config: auto)")
     p.add_argument("--segmentation", choices=["pattern", "sliding"], help="step windows or the sliding baseline")
+
+
+def add_read_args(p):
+    """How logs are read: the repairs for what real phones do, the units, the gap limit."""
+    p.add_argument("--repair", nargs="+", choices=REPAIRS, metavar="REPAIR", default=[],
+                   help="fix instead of failing, each fix reported: sort (reorder), dedupe (drop repeated "
+                        "timestamps), drop-nan, trim-startup (drop a slow start before the steady rate), "
+                        "split-gaps (restart after each gap)")
+    p.add_argument("--units", choices=["m/s2", "g"], help="accelerometer units in the file (default: its meta, "
+                   "else m/s2)")
+    p.add_argument("--max-gap", type=positive(float), metavar="S",
+                   help="longest time step between samples (default 0.3 s, capped by the smoothing buffer)")
+
+
+def repair_summary(read: dict | None) -> list[str]:
+    """Lines saying what the reader repaired (repairs are reported, never silent)."""
+    if not read:
+        return []
+    lines = [f"repaired {read['path']}: {a['repair']}: {a['what']}: {a['count']} rows (first lines "
+             f"{a['first_lines']})" for a in read["actions"]]
+    if len(read["segments"]) > 1:
+        lines.append(f"repaired {read['path']}: split-gaps: {len(read['segments'])} segments starting at lines "
+                     f"{[s[0] for s in read['segments'][:5]]}")
+    return lines

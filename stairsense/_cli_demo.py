@@ -6,7 +6,7 @@ from pathlib import Path
 
 from stairsense.stream import PipelineConfig
 
-from ._cli_common import emit
+from ._cli_common import emit, positive
 
 
 def cmd_demo(args) -> int:
@@ -15,9 +15,13 @@ def cmd_demo(args) -> int:
 
     from stairsense.models import StairstepModel, make_stairstep_pipeline, save_model
     from stairsense.pipeline import replay, window_dataset
-    from stairsense.stream import STAIR_ACTIVITIES, simulate, write_log
+    from stairsense.stream import STAIR_ACTIVITIES, resolve_orientation, simulate, write_log
 
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: is a file; the demo writes a model and a log into a folder")
+    if args.seed < 0:
+        raise ValueError(f"--seed {args.seed}: seeds are integers >= 0")
     out.mkdir(parents=True, exist_ok=True)
     config = PipelineConfig()
     say = (lambda *a: None) if args.json else print
@@ -27,6 +31,8 @@ def cmd_demo(args) -> int:
     say(f"training on {len(data)} windows ({int(data.y.sum())} STAIR) ...")
     model = StairstepModel.train(make_stairstep_pipeline(), data.X, data.y, config=config,
                                  feature_names=data.feature_names, groups=data.groups, sources=["simulate"])
+    # As `stairsense train` does: record what "auto" resolved to, so replay runs the same method.
+    model.summary["orientation_methods"] = sorted({resolve_orientation(config, log) for log in logs})
     model_path = save_model(model, out / "stairs.model")
     held_out = simulate(minutes=args.minutes, seed=args.seed)
     log_path = write_log(held_out, out / "held_out.csv.gz")
@@ -47,8 +53,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("demo", help="train on simulated people and count stair steps of a held-out one",
                        description="The main job on built-in synthetic data: simulate people, train the "
                                    "stair-step classifier, replay a held-out simulated log with it.")
-    p.add_argument("--people", type=int, default=6, help="simulated training people (default 6)")
-    p.add_argument("--minutes", type=float, default=8.0, help="minutes per simulated person (default 8)")
+    p.add_argument("--people", type=positive(int), default=6, help="simulated training people (default 6)")
+    p.add_argument("--minutes", type=positive(float), default=8.0, help="minutes per simulated person (default 8)")
     p.add_argument("--seed", type=int, default=7, help="seed of the held-out person (default 7)")
     p.add_argument("--out", default="demo_out", help="folder for the model and the held-out log (default demo_out)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -3,36 +3,43 @@ from __future__ import annotations
 
 import sys
 
-from ._cli_common import DATA_HELP, add_config_args, config_from_args, emit
+from ._cli_common import (DATA_HELP, add_config_args, add_read_args, config_from_args, emit, positive, read_options,
+                          repair_summary)
 
 
 def cmd_evaluate(args) -> int:
     from stairsense._train import evaluate
 
+    read, reports = read_options(args)
     if args.model:
-        return _evaluate_file(args)
-
+        return _evaluate_file(args, read, reports)
+    if args.folds is not None and args.folds < 2:
+        raise ValueError(f"--folds {args.folds}: cross-validation needs at least 2 outer folds")
     result = evaluate(args.data, config_from_args(args), protocol=args.protocol, classifier=args.classifier, k=args.k,
-                      n_outer=args.folds, random_state=args.seed, progress=not args.json and sys.stderr.isatty())
+                      n_outer=args.folds, random_state=args.seed, progress=not args.json and sys.stderr.isatty(),
+                      read=read)
     text = (f"{args.classifier} {args.protocol}: {result['n_windows']} windows ({result['n_stair']} STAIR); STAIR "
             f"precision {result['precision_mean']:.3f}±{result['precision_std']:.3f}, recall "
             f"{result['recall_mean']:.3f}±{result['recall_std']:.3f}, F1 {result['f1_mean']:.3f}±{result['f1_std']:.3f} "
             f"(F1 of mean P,R: {result['f1_of_means']:.3f}); held-out false-stair rate per placement: "
             + ", ".join(f"{k} {v:.1%}" for k, v in result["false_stair_rate"].items()))
-    emit(args, result, text)
+    repairs = [r.to_dict() for r in reports if r.repaired]
+    emit(args, {**result, "repairs": repairs}, "\n".join([text, *(line for r in repairs for line in repair_summary(r))]))
     return 0
 
 
-def _evaluate_file(args) -> int:
+def _evaluate_file(args, read, reports) -> int:
     from stairsense._evaluate_model import evaluate_model
     from stairsense._train import load_labelled_logs
 
-    result = evaluate_model(args.model, load_labelled_logs(args.data), progress=not args.json and sys.stderr.isatty())
+    logs = load_labelled_logs(args.data, **read)
+    result = evaluate_model(args.model, logs, progress=not args.json and sys.stderr.isatty())
     o = result["overall"]
     rates = ", ".join(f"{k} {v:.1%}" for k, v in result["false_stair_rate"].items())
     text = (f"{args.model} on {o['windows']} windows ({o['stair_windows']} STAIR): STAIR precision {o['precision']:.3f}, "
             f"recall {o['recall']:.3f}, F1 {o['f1']:.3f}; false-stair rate per placement: {rates}")
-    emit(args, result, text)
+    repairs = [r.to_dict() for r in reports if r.repaired]
+    emit(args, {**result, "repairs": repairs}, "\n".join([text, *(line for r in repairs for line in repair_summary(r))]))
     return 0
 
 
@@ -43,10 +50,11 @@ def add_parser(subparsers) -> None:
                                    "nested stratified 10-fold CV; STAIR precision, recall and F1 as mean ± std.")
     p.add_argument("data", nargs="+", metavar="DATA", help=DATA_HELP)
     add_config_args(p)
+    add_read_args(p)
     p.add_argument("--protocol", choices=["loso", "nested-cv"], default="loso", help="default loso")
     p.add_argument("--classifier", choices=["komd", "knn", "dt"], default="komd", help="default komd")
-    p.add_argument("--k", type=int, default=49, help="features EasyMKL keeps for KOMD (default 49)")
-    p.add_argument("--folds", type=int, help="outer folds (default: one per subject for loso, 10 for nested-cv)")
+    p.add_argument("--k", type=positive(int), default=49, help="features EasyMKL keeps for KOMD (default 49)")
+    p.add_argument("--folds", type=positive(int), help="outer folds (default: one per subject for loso, 10 for nested-cv)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--model", metavar="FILE", help="evaluate this trained model or exported .onnx file on DATA "
                    "(held-out recordings) instead of cross-validating a classifier")

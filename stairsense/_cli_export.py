@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ._cli_common import emit
+from ._cli_common import MODEL_FIX, add_read_args, emit, existing_file, non_negative, output_path, positive
 
 
 _METADATA_HEADROOM = 2048  # bytes of metadata (configuration, feature names, training summary)
@@ -13,20 +13,20 @@ def cmd_export(args) -> int:
     from stairsense.export import export_model, inspect_model
 
     if args.inspect:
+        existing_file(args.model, "exported model", "pass an .onnx or .ort file written by `stairsense export --out`")
         info = inspect_model(args.model)
         emit(args, info, json.dumps(info, indent=2, default=str))
         return 0
     if not args.out:
         raise ValueError("export needs --out FILE.onnx (or --inspect to read an exported model)")
-    validation = None
-    if args.validation:
-        from stairsense.stream import read_log
-
-        validation = [read_log(p) for p in args.validation]
+    output_path(args.out)
     from stairsense.export import support_budget
     from stairsense.models import load_model
 
-    model = load_model(args.model)
+    model = load_model(existing_file(args.model, "model file", MODEL_FIX))
+    validation = None
+    if args.validation:
+        validation = [log for p in args.validation for log in _validation_logs(p, args, model.config)]
     budget = int(args.max_kb * 1024)
     headroom = _METADATA_HEADROOM
     for _ in range(2):
@@ -50,6 +50,18 @@ def cmd_export(args) -> int:
     return 0
 
 
+def _validation_logs(path, args, config) -> list:
+    """The gap-free logs of one ``--validation`` file, read with ``--repair``/``--units``/``--max-gap``
+    under the model's gap rule."""
+    from stairsense.stream import read_log, read_segments
+
+    max_gap_s = config.replace(max_gap_s=args.max_gap or config.max_gap_s).read_gap_s()
+    if "split-gaps" in args.repair:
+        rest = [r for r in args.repair if r != "split-gaps"]
+        return read_segments(path, repair=rest, units=args.units, max_gap_s=max_gap_s, report=True)[0]
+    return [read_log(path, repair=args.repair, units=args.units, max_gap_s=max_gap_s, report=True)[0]]
+
+
 def add_parser(subparsers) -> None:
     """Register ``stairsense export``."""
     p = subparsers.add_parser("export", help="export a trained model to ONNX for the phone (or --inspect one)",
@@ -60,14 +72,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", metavar="ONNX", help="output .onnx file")
     p.add_argument("--precision", choices=["fp32", "fp16", "int8"], default="int8",
                    help="storage of the support vectors (default int8)")
-    p.add_argument("--max-kb", type=float, default=32.0,
+    p.add_argument("--max-kb", type=non_negative, default=32.0,
                    help="size budget: keep as many support vectors as fit (default 32; 0 = keep all)")
-    p.add_argument("--max-support-vectors", type=int, metavar="N",
+    p.add_argument("--max-support-vectors", type=positive(int), metavar="N",
                    help="keep the N support vectors with the largest weight (coefficients refitted): smaller "
                         "model, accuracy cost reported; overrides --max-kb")
     p.add_argument("--ort", action="store_true", help="also write the ORT-format twin for mobile minimal builds")
     p.add_argument("--validation", nargs="+", metavar="LOG", help="logs whose windows check parity "
                    "(default: a simulated 4-minute log)")
+    add_read_args(p)
     p.add_argument("--inspect", action="store_true", help="print an exported model's metadata instead")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_export)

@@ -4,34 +4,37 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from stairsense.stream import PipelineConfig
+from ._cli_common import (MODEL_FIX, add_config_args, add_read_args, config_for_model, config_from_args, emit, existing_file, positive,
+                          repair_summary)
 
-from ._cli_common import add_config_args, config_from_args, emit
 
-
-def _load_model(path, config: PipelineConfig):
-    """A model for replay and the configuration to replay with: ``.onnx``/``.ort`` files run through
-    ONNX Runtime (the phone's path), other files are ``stairsense train`` models."""
-    if Path(path).suffix in (".onnx", ".ort"):
+def _load_model(args):
+    """A model for replay and the configuration to replay with: the model's own, plus what the user
+    set. ``.onnx``/``.ort`` files run through ONNX Runtime (the phone's path), other files are
+    ``stairsense train`` models."""
+    existing_file(args.model, "model file", MODEL_FIX)
+    if Path(args.model).suffix in (".onnx", ".ort"):
         from stairsense.export import OnnxStairModel
 
-        model = OnnxStairModel(path, config=config)
-        return model, model.config
-    from stairsense.models import load_model
+        model = OnnxStairModel(args.model)
+    else:
+        from stairsense.models import load_model
 
-    model = load_model(path)
-    return model, model.check_config(config)
+        model = load_model(args.model)
+    return model, config_for_model(args, model.config, args.model)
 
 
 def cmd_replay(args) -> int:
     from stairsense.pipeline import replay
 
-    config = config_from_args(args)
-    model = None
     if args.model:
-        model, config = _load_model(args.model, config)
+        model, config = _load_model(args)
+    else:
+        model, config = None, config_from_args(args)
+    if args.plot and not Path(args.plot).parent.is_dir():
+        raise ValueError(f"--plot {args.plot}: folder {Path(args.plot).parent} does not exist; create it first")
     plot = _ReplayPlot(args.plot_seconds) if args.plot else None
-    report = replay(args.log, config, model=model, repair=tuple(args.repair or ()),
+    report = replay(args.log, config, model=model, repair=tuple(args.repair), units=args.units,
                     progress=not args.json and sys.stderr.isatty(), on_windows=plot)
     if plot is not None:
         plot.save(args.plot, report, config)
@@ -47,6 +50,7 @@ def cmd_replay(args) -> int:
     if report.stair_steps is not None:
         truth = f" (truth {report.truth_stair_steps})" if report.truth_stair_steps is not None else ""
         lines.append(f"stair steps: {report.stair_steps}{truth}")
+    lines += repair_summary(report.read)
     emit(args, report.to_dict(), "\n".join(lines))
     return 0
 
@@ -111,9 +115,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("log", metavar="LOG", help="canonical sensor log (.csv or .csv.gz)")
     add_config_args(p)
     p.add_argument("--model", metavar="MODEL", help="a model from `stairsense train` (or an exported .onnx)")
-    p.add_argument("--repair", nargs="+", choices=["drop-nan", "split-gaps"], metavar="REPAIR",
-                   help="fix instead of failing: drop-nan, split-gaps (restart the front end after each gap)")
+    add_read_args(p)
     p.add_argument("--plot", metavar="PNG", help="save a plot of the vertical signal, windows and durations")
-    p.add_argument("--plot-seconds", type=float, default=30.0, help="seconds of signal in the plot (default 30)")
+    p.add_argument("--plot-seconds", type=positive(float), default=30.0,
+                   help="seconds of signal in the plot (default 30)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_replay)

@@ -1,7 +1,7 @@
 """``stairsense simulate``: write a synthetic sensor log with ground truth."""
 from __future__ import annotations
 
-from ._cli_common import emit
+from ._cli_common import emit, log_output_path, positive
 
 
 def cmd_simulate(args) -> int:
@@ -9,8 +9,9 @@ def cmd_simulate(args) -> int:
 
     from stairsense.stream import Activity, simulate, write_log
 
+    out = log_output_path(args.out)
     log = simulate(minutes=args.minutes, rate_hz=args.rate, seed=args.seed)
-    path = write_log(log, args.out)
+    path = write_log(log, out)
     steps = {Activity(k).name.lower(): n for k, n in sorted(Counter(log.steps.kind.tolist()).items())}
     payload = {"out": str(path), "samples": len(log), "duration_s": log.duration_s, "rate_hz": args.rate,
                "seed": args.seed, "steps": steps}
@@ -24,8 +25,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("simulate", help="write a synthetic sensor log with ground truth",
                        description="Simulate a phone carried by a person (walking, stairs up/down, standing) "
                                    "and write a canonical log plus a .steps.csv ground-truth sidecar.")
-    p.add_argument("--minutes", type=float, default=10.0, help="length of the random activity schedule (default 10)")
-    p.add_argument("--rate", type=float, default=50.0, metavar="HZ", help="sampling rate, 20-200 Hz (default 50)")
+    p.add_argument("--minutes", type=positive(float), default=10.0, help="length of the random activity schedule (default 10)")
+    p.add_argument("--rate", type=positive(float), default=50.0, metavar="HZ", help="sampling rate, 20-200 Hz (default 50)")
     p.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same log (default 0)")
     p.add_argument("--out", required=True, metavar="LOG", help="output .csv or .csv.gz")
     p.add_argument("--json", action="store_true", help="print a JSON summary")

@@ -4,21 +4,26 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._cli_common import DATA_HELP, add_config_args, config_from_args, emit
+from ._cli_common import (DATA_HELP, add_config_args, add_read_args, config_from_args, emit, positive,
+                          gamma_arg, output_path, read_options, repair_summary, unit_interval)
 
 
 def cmd_train(args) -> int:
     from stairsense._train import train_from_recordings
     from stairsense.models import save_model
 
+    out = output_path(args.out)
+    read, reports = read_options(args)
     model = train_from_recordings(args.data, config_from_args(args), k=args.k, lam=args.lam, gamma=args.gamma,
                                   n_landmarks=args.landmarks or None, invariant=args.invariant_features,
-                                  progress=not args.json and sys.stderr.isatty())
-    path = save_model(model, args.out)
+                                  progress=not args.json and sys.stderr.isatty(), read=read)
+    path = save_model(model, out)
     summary = model.summary
-    emit(args, {"out": str(path), **summary},
-          f"wrote {path}: trained on {summary['n_windows']} windows {summary['class_counts']} "
-          f"(1 = STAIR) from {len(args.data)} source(s)")
+    repairs = [r.to_dict() for r in reports if r.repaired]
+    emit(args, {"out": str(path), **summary, "repairs": repairs},
+         "\n".join([f"wrote {path}: trained on {summary['n_windows']} windows {summary['class_counts']} "
+                    f"(1 = STAIR) from {len(args.data)} source(s), orientation {summary['orientation_methods']}",
+                    *(line for r in repairs for line in repair_summary(r))]))
     return 0
 
 
@@ -29,12 +34,13 @@ def add_parser(subparsers) -> None:
                                    "EasyMKL top-k -> RBF KOMD; the model file keeps the pipeline configuration.")
     p.add_argument("data", nargs="+", metavar="DATA", help=DATA_HELP)
     add_config_args(p)
+    add_read_args(p)
     p.add_argument("--out", required=True, metavar="MODEL", help="output model file")
-    p.add_argument("--k", type=int, default=49, help="features EasyMKL keeps (default 49)")
+    p.add_argument("--k", type=positive(int), default=49, help="features EasyMKL keeps (default 49)")
     # Defaults: the (Λ, γ) that grouped inner CV picked in most folds of the Table 12.2 rebuild on
     # UCI HAPT (benchmarks/results/table_12_2.md).
-    p.add_argument("--lam", type=float, default=0.01, help="KOMD's Λ in [0, 1] (default 0.01)")
-    p.add_argument("--gamma", default=2.0**-5, type=lambda v: v if v == "scale" else float(v),
+    p.add_argument("--lam", type=unit_interval, default=0.01, help="KOMD's Λ in [0, 1] (default 0.01)")
+    p.add_argument("--gamma", default=2.0**-5, type=gamma_arg,
                    help="RBF γ on the [-1, 1]-scaled features, or 'scale' (default 2^-5)")
     # Issue 9: the support-vector budget is part of training, so the exported file is the trained
     # model. 300 expansion points × 49 int8 features fit the 32 KB default export (57 bytes per point

@@ -14,7 +14,16 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from stairsense.models import StairstepModel, default_grid, evaluate_protocol, make_classifier
-from stairsense.stream import PipelineConfig, SensorLog, load_uci_hapt, read_log, uci_hapt_dir, with_virtual_sensors
+from stairsense.stream import (
+    PipelineConfig,
+    SensorLog,
+    load_uci_hapt,
+    read_log,
+    read_segments,
+    resolve_orientation,
+    uci_hapt_dir,
+    with_virtual_sensors,
+)
 
 from .pipeline import window_dataset
 
@@ -61,7 +70,8 @@ def _oxford_walking(path: Path) -> list[SensorLog] | None:
     return logs
 
 
-def load_labelled_logs(paths: Iterable[str | Path]) -> list[SensorLog]:
+def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (), units: str | None = None,
+                       max_gap_s: float | None = None, reports: list | None = None) -> list[SensorLog]:
     """Read labelled recordings: canonical CSV logs with a ``label`` column, UCI HAPT RawData, or
     Oxford step-counter recordings (level walking, every sample labelled WALKING).
 
@@ -71,6 +81,12 @@ def load_labelled_logs(paths: Iterable[str | Path]) -> list[SensorLog]:
         ``.csv`` / ``.csv.gz`` canonical logs, a UCI HAPT ``RawData`` folder (or a folder above
         it), recognised by its ``labels.txt``, or an Oxford step-counter folder (``optimisation``,
         its ``data`` folder, or one recording), recognised by ``stepcounter.csv`` files.
+    repair, units, max_gap_s
+        How canonical logs are read (:func:`~stairsense.stream.read_log`). With ``"split-gaps"``
+        every gap-free segment is a log of its own, keeping its file as the subject (so
+        leave-subjects-out never splits one recording across folds).
+    reports : list, optional
+        Receives the :class:`~stairsense.stream.ReadReport` of each canonical log read.
 
     Returns
     -------
@@ -96,11 +112,20 @@ def load_labelled_logs(paths: Iterable[str | Path]) -> list[SensorLog]:
                              "recordings (no stepcounter.csv); pass log files or one of those folders")
         if not path.exists():
             raise ValueError(f"{path}: no such file")
-        log = read_log(path)
-        if log.label is None:
+        repair = tuple(repair)
+        if "split-gaps" in repair:
+            rest = tuple(r for r in repair if r != "split-gaps")
+            parts, report = read_segments(path, repair=rest, units=units, max_gap_s=max_gap_s, report=True)
+            parts = [replace(p, meta={"subject": str(path), **p.meta}) for p in parts]
+        else:
+            log, report = read_log(path, repair=repair, units=units, max_gap_s=max_gap_s, report=True)
+            parts = [log]
+        if reports is not None:
+            reports.append(report)
+        if parts[0].label is None:
             raise ValueError(f"{path}: no 'label' column; training and evaluation need per-sample activity "
                              "labels (Activity codes)")
-        logs.append(log)
+        logs.extend(parts)
     if not logs:
         raise ValueError("no input given: pass labelled log files or a UCI HAPT RawData folder")
     return logs
@@ -125,12 +150,17 @@ def prepare_logs(logs: Sequence[SensorLog], config: PipelineConfig, *, progress:
     return out
 
 
-def _dataset(paths, config, progress, *, with_logs=False):
-    logs = prepare_logs(load_labelled_logs(paths), config, progress=progress)
+def _dataset(paths, config, progress, read=None):
+    read = read or {}
+    raw = load_labelled_logs(paths, max_gap_s=config.read_gap_s(), **read)
+    logs = prepare_logs(raw, config, progress=progress)
+    # "auto" resolves per log: record what the training windows really used, so a replay on a log
+    # that resolves otherwise is refused instead of silently fed other features.
+    methods = sorted({resolve_orientation(config, log) for log in logs})
     ds = window_dataset(logs, config, progress=progress)
     if len({type(g) for g in ds.groups}) > 1:  # named subjects (UCI, Oxford) beside unnamed logs (their index)
         ds.groups = ds.groups.astype(str).astype(object)
-    return (ds, logs) if with_logs else ds
+    return ds, methods, logs
 
 
 def _false_stair_rates(held_out, y, placement) -> dict:
@@ -141,7 +171,8 @@ def _false_stair_rates(held_out, y, placement) -> dict:
 
 
 def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, k=49, lam=0.1,
-                          gamma="scale", n_landmarks=None, invariant=False, progress: bool = False) -> StairstepModel:
+                          gamma="scale", n_landmarks=None, invariant=False, progress: bool = False,
+                          read: dict | None = None) -> StairstepModel:
     """Fit the stair-step classifier on every labelled window of ``paths``.
 
     Parameters
@@ -158,29 +189,35 @@ def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | 
         (:func:`~stairsense.models.stairstep.heading_invariant_mask`).
     progress : bool
         tqdm progress bars.
+    read : dict, optional
+        Keyword arguments of :func:`load_labelled_logs` (``repair``, ``units``, ``reports``).
 
     Returns
     -------
     StairstepModel
+        Its ``summary["orientation_methods"]`` lists the orientation methods the training windows
+        were standardized with (what ``auto`` resolved to).
     """
     from stairsense.models import make_stairstep_pipeline
     from stairsense.models.stairstep import heading_invariant_mask
 
     config = config or PipelineConfig()
     paths = [str(p) for p in paths]
-    ds = _dataset(paths, config, progress)
+    ds, methods, _ = _dataset(paths, config, progress, read)
     if len(set(ds.y.tolist())) < 2:
         raise ValueError(f"the windows of {paths} hold only class {ds.y[:1].tolist()}: training needs both STAIR "
                          "and NO_STAIR windows; add recordings with stairs and with level walking")
     pipeline = make_stairstep_pipeline(k=k, lam=lam, gamma=gamma, n_landmarks=n_landmarks, random_state=0,
                                        allowed=heading_invariant_mask(ds.feature_names) if invariant else None)
-    return StairstepModel.train(pipeline, ds.X, ds.y, config=config, feature_names=ds.feature_names,
-                                groups=ds.groups, sources=paths)
+    model = StairstepModel.train(pipeline, ds.X, ds.y, config=config, feature_names=ds.feature_names,
+                                 groups=ds.groups, sources=paths)
+    model.summary["orientation_methods"] = methods
+    return model
 
 
 def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, protocol="loso",
              classifier="komd", k=49, grid="small", n_outer=None, n_inner=5, random_state=0, client=None,
-             n_jobs=1, progress: bool = False) -> dict:
+             n_jobs=1, progress: bool = False, read: dict | None = None) -> dict:
     """Evaluate a Table 12.2 classifier on labelled recordings with a nested protocol (spec §3.7).
 
     Parameters
@@ -197,6 +234,8 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
         Hyper-parameter candidates for the inner selection (:func:`default_grid`).
     n_outer, n_inner, random_state, client, n_jobs, progress
         As in :func:`~stairsense.models.evaluate_protocol`.
+    read : dict, optional
+        As in :func:`train_from_recordings`.
 
     Returns
     -------
@@ -212,7 +251,7 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     without one counts as its own subject.
     """
     config = config or PipelineConfig()
-    ds, logs = _dataset([str(p) for p in paths], config, progress, with_logs=True)
+    ds, _, logs = _dataset([str(p) for p in paths], config, progress, read)
     placement = np.array([str(logs[i].meta.get("placement", "unknown")).lower() for i in ds.log_index])
     grid = default_grid(classifier, grid) if isinstance(grid, str) else grid
     if protocol == "nested-cv" and n_outer is None:

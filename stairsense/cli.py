@@ -1,4 +1,4 @@
-"""The ``stairsense`` command: simulate, replay, train, evaluate, export, demo.
+"""The ``stairsense`` command: simulate, replay, train, evaluate, export, demo, import.
 
 Each subcommand lives in its own module ``stairsense/_cli_<command>.py`` (a thin shell over
 :mod:`stairsense.pipeline` and the subpackages) whose ``add_parser(subparsers)`` registers it;
@@ -8,17 +8,37 @@ the file and the fix, with exit status 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 
 from stairsense import __version__
 
-from . import _cli_demo, _cli_evaluate, _cli_export, _cli_replay, _cli_simulate, _cli_train
+from stairsense.stream import LogRepairedWarning
+
+from ._cli_common import cli_advice
+from . import _cli_demo, _cli_evaluate, _cli_export, _cli_import, _cli_replay, _cli_simulate, _cli_train
 
 __all__ = ["main", "build_parser"]
 
 
+# Set to see the traceback of an internal error (a bug) instead of the one-line report.
+DEBUG_ENV = "STAIRSENSE_DEBUG"
+# Errors of the user's input or environment: one line and exit 2. The export parity error is named
+# rather than imported, so a failed check is a user error whatever class it derives from and
+# without importing ONNX for every command.
+_USER_ERROR_NAMES = {"ExportParityError"}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: the usage block is what ``--help`` is for."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="stairsense",
         description="Replay phone sensor logs through the on-device pipeline, train and export the stair-step "
                     "classifier.",
@@ -32,17 +52,40 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_train.add_parser(sub)
     _cli_evaluate.add_parser(sub)
     _cli_demo.add_parser(sub)
+    _cli_import.add_parser(sub)
     return parser
 
 
+def _is_user_error(exc: BaseException) -> bool:
+    return isinstance(exc, (ValueError, OSError)) or any(c.__name__ in _USER_ERROR_NAMES for c in type(exc).__mro__)
+
+
 def main(argv=None) -> int:
+    """Run one command; bad input or a failed check is one stderr line and exit status 2, never a traceback.
+
+    An internal error (a bug) is one line and exit status 1, with the traceback only when the
+    environment variable ``STAIRSENSE_DEBUG`` is set.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
+    prefix = f"stairsense {args.command}"
     try:
-        return args.func(args)
-    except (ValueError, OSError) as exc:
-        print(f"stairsense {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        with warnings.catch_warnings():
+            # Warnings are multi-line; commands report repairs themselves, so no warning reaches the user.
+            warnings.simplefilter("ignore", LogRepairedWarning)
+            return args.func(args)
+    except KeyboardInterrupt:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if _is_user_error(exc):
+            print(f"{prefix}: error: {cli_advice(str(exc))}", file=sys.stderr)
+            return 2
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(f"{prefix}: internal error ({type(exc).__name__}: {cli_advice(str(exc))}); this is a bug: "
+              f"rerun with {DEBUG_ENV}=1 for the traceback and report it with the command you ran", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from stairsense.stream import (
     FrontEnd,
     FrontEndResult,
     PipelineConfig,
+    ReadReport,
     SensorLog,
     StepTruth,
     WindowStatus,
@@ -184,21 +185,71 @@ class ReplayReport:
     count_error: float | None = None
     stair_steps: int | None = None
     truth_stair_steps: int | None = None
+    read: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def _chunks_of(source, config: PipelineConfig, repair) -> tuple[str, Iterator[SensorLog], StepTruth | None]:
+def _chunks_of(source, config: PipelineConfig, repair, units,
+               read: ReadReport) -> tuple[str, Iterator[SensorLog], Callable[[], StepTruth | None]]:
+    """Name, chunks and a function giving the ground truth (read after the log, whose errors come first)."""
     if isinstance(source, SensorLog):
-        return str(source.meta.get("path", "<log>")), iter([source]), source.steps
+        return str(source.meta.get("path", "<log>")), iter([source]), lambda: source.steps
     path = Path(source)
-    chunks = iter_log_chunks(path, chunk_rows=REPLAY_CHUNK_ROWS, repair=repair, max_gap_s=config.max_gap_s)
-    return str(path), chunks, read_steps(path)
+    # One gap rule for reader and front end (PipelineConfig.read_gap_s): what the reader lets
+    # through, the front end bridges; what it splits, the front end restarts after.
+    chunks = iter_log_chunks(path, chunk_rows=REPLAY_CHUNK_ROWS, repair=repair, units=units,
+                             max_gap_s=config.read_gap_s(), report=read)
+    return str(path), chunks, lambda: read_steps(path)
 
 
-def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(), progress: bool = False,
-           on_windows=None) -> ReplayReport:
+def trained_orientations(model) -> list[str] | None:
+    """The orientation methods a model's training windows were standardized with, or None if unknown.
+
+    ``stairsense train`` stores them (``summary["orientation_methods"]``) because ``auto`` resolves
+    per log; a model with an explicit method was trained with that method only.
+    """
+    summary = getattr(model, "summary", None)
+    if summary is None:  # an exported model keeps the training summary in its metadata
+        summary = (getattr(model, "metadata", None) or {}).get("training", {})
+    methods = summary.get("orientation_methods")
+    if methods:
+        return list(methods)
+    config = getattr(model, "config", None)
+    if config is not None and config.orientation != "auto":
+        return [config.orientation]
+    return None
+
+
+def _orientation_for(config: PipelineConfig, chunk: SensorLog, name: str, trained) -> str:
+    """The concrete orientation method for ``chunk``.
+
+    Without a model (or with one whose methods are unknown) ``config.orientation`` is resolved on
+    the log. With a model, the method its training windows used is run whenever the log records
+    the streams it needs (``auto`` is not re-resolved: a model trained on gyroscope logs runs
+    ``ahrs`` on a log that also has a rotation vector), and a log that cannot give any of them is
+    refused: its features would differ from the training set's.
+    """
+    if trained is None:
+        try:
+            return resolve_orientation(config, chunk)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from exc
+    for method in trained:
+        try:
+            return resolve_orientation(config.replace(orientation=method), chunk)
+        except ValueError:
+            continue
+    streams = ", ".join(["acc", *(s for s in ("gyro", "rotvec", "linacc") if getattr(chunk, s) is not None)])
+    raise ValueError(f"{name}: the model was trained with orientation {trained} (configured "
+                     f"{config.orientation!r}), which needs streams this log lacks (it records {streams}); its "
+                     "features would differ. Replay a log that records them, or retrain the model on logs like "
+                     "this one")
+
+
+def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(), units=None,
+           progress: bool = False, on_windows=None) -> ReplayReport:
     """Run a log through the exact on-device front end, streamed in chunks (flat memory).
 
     Parameters
@@ -212,16 +263,21 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
         with ``wants_samples = True`` gets each window's samples (``predict_windows``), others
         the window features (``predict``).
     repair : iterable of str
-        Reader repairs (``drop-nan``, ``split-gaps``); with ``split-gaps`` the front end restarts
-        after every gap, as a phone does when the sensor stream stops.
+        Reader repairs (:data:`~stairsense.stream.REPAIRS`); with ``split-gaps`` the front end
+        restarts after every gap, as a phone does when the sensor stream stops. What they did is
+        in ``report.read`` (a :meth:`ReadReport.to_dict`).
+    units : {"m/s2", "g"} or None
+        Accelerometer units of the file (None: its meta, else m/s²).
     on_windows : callable, optional
         Called with ``(FrontEndResult, chunk)`` after every chunk (used by ``--plot``).
     """
     from tqdm.auto import tqdm
 
     config = config or PipelineConfig()
-    name, chunks, truth = _chunks_of(source, config, repair)
+    read = ReadReport()
+    name, chunks, steps_of = _chunks_of(source, config, repair, units, read)
     report = ReplayReport(source=name)
+    trained = trained_orientations(model) if model is not None else None
     front = None
     segment = None
     tail = _SampleTail(config)
@@ -235,7 +291,7 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
                 chunk = resample(chunk, config.rate_hz)
             if front is None or chunk.meta.get("segment", 0) != segment:
                 segment = chunk.meta.get("segment", 0)
-                report.method = resolve_orientation(config, chunk)
+                report.method = _orientation_for(config, chunk, name, trained)
                 front = FrontEnd(config, report.method, rate_hz=chunk.rate_hz or config.rate_hz)
                 tail.reset()
                 report.segments += 1
@@ -255,12 +311,16 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
                 on_windows(result, chunk)
             bar.update(len(chunk))
     if first_t is None:
-        raise ValueError(f"{name}: no samples to replay")
+        raise ValueError(f"{name}: no samples to replay (a header but no data lines); check that the recording "
+                         "was not truncated")
+    if not isinstance(source, SensorLog):
+        report.read = read.to_dict()
     report.duration_s = float(last_t - first_t) / 1e9
     report.windows = int(rejected.sum())
     report.kept = int(rejected[WindowStatus.KEPT])
     report.rejected = {s.name.lower(): int(rejected[s]) for s in WindowStatus if s != WindowStatus.KEPT}
     report.steps_per_minute = report.kept / report.duration_s * 60 if report.duration_s else 0.0
+    truth = steps_of()
     if truth is not None and len(truth):
         t_start, t_end = np.concatenate(starts), np.concatenate(ends)
         report.truth_steps = len(truth)

@@ -13,7 +13,8 @@ from ._fusion import with_virtual_sensors
 from ._csv_format import LogFormatError, steps_path
 from ._csv_read import iter_log_chunks, read_log, read_segments, read_steps
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport, RepairAction
-from ._csv_write import write_log
+from ._csv_write import new_file_mode, write_log
+from ._import import ImportReport, import_log, parse_mapping
 from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_dir, uci_hapt_experiments
 from ._log import STAIR_ACTIVITIES, STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 from ._orientation import MadgwickOrientation, mizell_components, quat_to_matrix, rotate_by_quaternion
@@ -44,11 +45,15 @@ __all__ = [
     "read_steps",
     "steps_path",
     "write_log",
+    "new_file_mode",
     "ReadReport",
     "RepairAction",
     "LogFormatError",
     "LogRepairedWarning",
     "REPAIRS",
+    "import_log",
+    "parse_mapping",
+    "ImportReport",
     "load_uci_hapt",
     "uci_hapt_experiments",
     "uci_hapt_dir",

@@ -31,7 +31,8 @@ _RESUM_EVERY = 4096  # the running sums of ``push`` are recomputed from the buff
 def _gap_message(t_ns, span_ns):
     return (
         f"no sample within the {span_ns / 1e6:.0f} ms buffer before t_ns={t_ns}: the log has a gap "
-        "longer than the buffer. Split the log at gaps first (repair option 'split-gaps')."
+        "longer than the buffer. Split the log at gaps first (repair 'split-gaps', with "
+        "max_gap_s=PipelineConfig.read_gap_s())."
     )
 
 

@@ -101,6 +101,20 @@ class PipelineConfig:
             if getattr(self, name) < 0:
                 raise ValueError(f"PipelineConfig.{name} must be >= 0, got {getattr(self, name)!r}")
 
+    def read_gap_s(self) -> float:
+        """The longest time step between samples this front end bridges: the one gap rule.
+
+        ``max_gap_s``, and no more than ``smooth_ms`` when time-mode smoothing sees the log's own
+        timestamps (``rate_hz`` None): a longer step leaves the smoothing buffer empty. Readers use
+        this limit (``max_gap_s=config.read_gap_s()``), so a step the reader lets through never
+        stops the front end, and ``repair="split-gaps"`` splits exactly where the front end would
+        stop. With ``rate_hz`` the front end sees the resampled grid, whose zero-order hold spans
+        any step up to ``max_gap_s``.
+        """
+        if self.smoothing == "time" and self.rate_hz is None:
+            return min(self.max_gap_s, self.smooth_ms / 1e3)
+        return self.max_gap_s
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -120,7 +134,7 @@ class PipelineConfig:
         """Read a JSON configuration file, naming the file in any error."""
         path = Path(path)
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM from a Windows editor is fine
         except (OSError, json.JSONDecodeError) as exc:
             raise ValueError(f"{path}: cannot read a JSON PipelineConfig: {exc}") from exc
         if not isinstance(data, dict):

@@ -26,6 +26,7 @@ from ._log import STANDARD_GRAVITY, Activity
 # Median |acc| of any real recording with gravity included is ~9.8 m/s² or ~1 g; 4 splits the two
 # with a wide margin on both sides (even free fall and hard running keep the median far from it).
 _UNITS_SPLIT = 4.0
+_BOM = "\ufeff"
 _VALID_LABELS = np.array(sorted(int(a) for a in Activity))
 # Bytes of text the parser converts at a time. ~4 MB (about 100 k samples) parsed fastest in
 # benchmarks/bench_read.py; larger blocks fall out of cache, smaller ones pay per-block overhead.
@@ -48,7 +49,9 @@ class _Header:
 
 
 def _open_text(path: Path):
-    return gzip.open(path, "rt", newline="") if path.name.endswith(".gz") else open(path, newline="")
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
 
 
 def _read_header(path: Path) -> _Header:
@@ -58,7 +61,8 @@ def _read_header(path: Path) -> _Header:
         raise LogFormatError(path, None, "is a folder, not a log file; pass the .csv or .csv.gz file")
     try:
         with _open_text(path) as fh:
-            first = fh.readline()
+            # Windows editors and spreadsheet exports put a UTF-8 byte-order mark before the first line.
+            first = fh.readline().removeprefix(_BOM)
             second = fh.readline() if first.startswith(_META_PREFIX) else None
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise LogFormatError(path, None, f"cannot be read as {'gzip ' if path.suffix == '.gz' else ''}"
@@ -240,7 +244,7 @@ def _blocks(header: _Header, units: str, drop_nan: bool,
             if not drop_nan:
                 i = int(np.flatnonzero(~finite)[0])
                 raise LogFormatError(path, block.line(i), "non-finite value (nan or inf); fix the line or "
-                                     "read with repair=('drop-nan',) to drop such samples")
+                                     "use repair 'drop-nan' to drop such samples (each is reported)")
             report._note("drop-nan", "dropped samples with nan/inf values", block.lines()[~finite])
             block = block.take(finite)
         if "label" in cols:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._config import PipelineConfig
 from ._csv_format import _FLOAT_FIELDS, _GROUPS, LogFormatError, steps_path
-from ._csv_order import _ordered, _sorted_block
+from ._csv_order import _deduped, _ordered, _sorted_block, _trimmed_startup
 from ._csv_parse import _blocks, _Block, _Header, _iter_batches, _open_text, _read_header
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport
 from ._log import SensorLog, StepTruth
@@ -101,17 +101,19 @@ def read_steps(path: str | Path) -> StepTruth | None:
     return StepTruth(t, kind)
 
 
-def _segments_of(path, repair, units, max_gap_s, allow_sort):
-    """Set up parse -> repairs -> order checks for ``path``; return ``(meta, report, segments)``."""
+def _segments_of(path, repair, units, max_gap_s, report: ReadReport | None = None):
+    """Set up parse -> repairs -> order checks for ``path``; return ``(meta, report, segments)``.
+
+    The repairs run in a fixed order whatever order they are named in: drop-nan while parsing,
+    sort (whole file), dedupe, trim-startup, then the order and gap checks (split-gaps).
+    """
     path = Path(path)
     header = _read_header(path)
     if units is None:
         units = header.meta.get("units", "m/s2")
     repairs, units, max_gap_ns = _resolve(path, repair, units, max_gap_s)
-    if "sort" in repairs and not allow_sort:
-        raise ValueError("repair 'sort' needs the whole file; use read_log or read_segments, "
-                         "or sort the file once with read_log(..., repair=('sort',)) + write_log")
-    report = ReadReport(str(path), units=units)
+    report = report if report is not None else ReadReport(str(path))
+    report.path, report.units = str(path), units
     meta = dict(header.meta)
     if units == "g":
         meta["units"] = "m/s2"
@@ -119,11 +121,16 @@ def _segments_of(path, repair, units, max_gap_s, allow_sort):
     blocks = _blocks(header, units, "drop-nan" in repairs, report)
     if "sort" in repairs:
         blocks = _sorted_block(list(blocks), report)
+    if "dedupe" in repairs:
+        blocks = _deduped(blocks, report)
+    if "trim-startup" in repairs:
+        blocks = _trimmed_startup(blocks, path, report)
     return meta, report, _ordered(blocks, path, max_gap_ns, "split-gaps" in repairs, report)
 
 
 def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: Iterable[str] = (),
-                    units: str | None = None, max_gap_s: float | None = None) -> Iterator[SensorLog]:
+                    units: str | None = None, max_gap_s: float | None = None,
+                    report: ReadReport | None = None) -> Iterator[SensorLog]:
     """Read a canonical log as consecutive :class:`SensorLog` chunks, validating as it goes.
 
     Memory stays flat whatever the file length: at most about two chunks are held at once.
@@ -135,16 +142,21 @@ def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: It
     chunk_rows : int
         Maximum samples per chunk; chunks are this long except the last and, with
         ``"split-gaps"``, the last of each segment.
-    repair : iterable of {"drop-nan", "split-gaps"}
-        ``"drop-nan"`` drops samples with nan/inf; ``"split-gaps"`` ends a chunk at every gap
-        longer than ``max_gap_s`` and counts segments in ``chunk.meta["segment"]``. ``"sort"``
-        needs the whole file and is refused here: use :func:`read_log`. Repairs are not reported
-        by this generator; use :func:`read_log` or :func:`read_segments` with ``report=True``.
+    repair : iterable of {"drop-nan", "dedupe", "trim-startup", "split-gaps", "sort"}
+        ``"drop-nan"`` drops samples with nan/inf; ``"dedupe"`` drops samples repeating the
+        previous timestamp; ``"trim-startup"`` drops the samples before the steady rate;
+        ``"split-gaps"`` ends a chunk at every gap longer than ``max_gap_s`` and counts segments
+        in ``chunk.meta["segment"]``. ``"sort"`` reorders, which holds the whole file in memory.
+        What the repairs did goes to ``report`` (see :class:`ReadReport`).
     units : {"m/s2", "g"} or None
         Accelerometer units in the file. ``None`` takes ``meta["units"]`` from the file, else
         m/s². A median magnitude that disagrees with the units is an error: nothing is guessed.
     max_gap_s : float or None
-        Largest allowed time step; ``None`` uses :attr:`PipelineConfig.max_gap_s` (0.3 s).
+        Largest allowed time step; ``None`` uses :attr:`PipelineConfig.max_gap_s` (0.3 s). Pass
+        :meth:`PipelineConfig.read_gap_s` to read for a given front end.
+    report : ReadReport, optional
+        Filled in as the chunks are read: rows read, repairs, segments (``rows_kept`` too once
+        the generator is exhausted).
 
     Yields
     ------
@@ -169,10 +181,12 @@ def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: It
     """
     if not (isinstance(chunk_rows, (int, np.integer)) and chunk_rows >= 1):
         raise ValueError(f"chunk_rows must be a positive int, got {chunk_rows!r}")
-    meta, _, chunks = _segments_of(path, repair, units, max_gap_s, allow_sort=False)
+    meta, report, chunks = _segments_of(path, repair, units, max_gap_s, report)
     split = "split-gaps" in ((repair,) if isinstance(repair, str) else tuple(repair))
     for seg, blocks in _rechunk(chunks, chunk_rows):
-        yield _to_log(blocks, {**meta, "segment": seg} if split else meta, None)
+        chunk = _to_log(blocks, {**meta, "segment": seg} if split else meta, None)
+        report.rows_kept += len(chunk)
+        yield chunk
 
 
 def _finish(report: ReadReport, want_report: bool, result):
@@ -200,10 +214,12 @@ def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None 
     ----------
     path : str or Path
         A ``.csv`` or ``.csv.gz`` log.
-    repair : iterable of {"sort", "drop-nan"}
+    repair : iterable of {"sort", "dedupe", "drop-nan", "trim-startup"}
         Fix instead of failing: ``"sort"`` puts samples in time order and drops samples whose
-        timestamp repeats an earlier one (the first line wins); ``"drop-nan"`` drops samples
-        with nan/inf. ``"split-gaps"`` cannot return one log: use :func:`read_segments`.
+        timestamp repeats an earlier one (the first line wins); ``"dedupe"`` drops samples that
+        repeat the previous timestamp (exact duplicates and same-time samples counted apart);
+        ``"drop-nan"`` drops samples with nan/inf; ``"trim-startup"`` drops a slow or bursty
+        start before the steady rate. ``"split-gaps"`` cannot return one log: use :func:`read_segments`.
     units, max_gap_s
         As in :func:`iter_log_chunks`.
     report : bool
@@ -233,7 +249,7 @@ def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None 
     if "split-gaps" in repairs:
         raise ValueError("repair 'split-gaps' returns several logs; call read_segments(path, ...) instead")
     path = Path(path)
-    meta, rep, chunks = _segments_of(path, repairs, units, max_gap_s, allow_sort=True)
+    meta, rep, chunks = _segments_of(path, repairs, units, max_gap_s)
     log = _to_log(_nonempty([b for _, b in chunks], path), meta, read_steps(path))
     return _finish(rep, report, log)
 
@@ -246,7 +262,7 @@ def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | 
     ----------
     path, units, max_gap_s
         As in :func:`read_log`.
-    repair : iterable of {"sort", "drop-nan"}
+    repair : iterable of {"sort", "dedupe", "drop-nan", "trim-startup"}
         Further repairs; ``"split-gaps"`` is implied.
     report : bool
         Also return the :class:`ReadReport`; its ``segments`` give each segment's file lines.
@@ -271,7 +287,7 @@ def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | 
     """
     repairs = (repair,) if isinstance(repair, str) else tuple(repair)
     path = Path(path)
-    meta, rep, chunks = _segments_of(path, (*repairs, "split-gaps"), units, max_gap_s, allow_sort=True)
+    meta, rep, chunks = _segments_of(path, (*repairs, "split-gaps"), units, max_gap_s)
     by_segment: dict[int, list[_Block]] = {}
     for seg, block in chunks:
         by_segment.setdefault(seg, []).append(block)

@@ -8,7 +8,10 @@ import numpy as np
 __all__ = ["REPAIRS", "LogRepairedWarning", "RepairAction", "ReadReport"]
 
 #: Repairs a reader can apply instead of failing; each one is reported in :class:`ReadReport`.
-REPAIRS = ("sort", "drop-nan", "split-gaps")
+#: ``sort`` reorders (holding the whole file), ``dedupe`` drops repeated timestamps (sensor batching),
+#: ``drop-nan`` drops nan/inf samples, ``trim-startup`` drops a slow or bursty start-up stretch,
+#: ``split-gaps`` restarts at every gap longer than the front end bridges.
+REPAIRS = ("sort", "dedupe", "drop-nan", "trim-startup", "split-gaps")
 _FIRST_LINES_KEPT = 5
 
 
@@ -48,7 +51,7 @@ class ReadReport:
         First and last file line of each gap-free segment (one entry unless ``"split-gaps"`` split).
     """
 
-    path: str
+    path: str = ""
     units: str = "m/s2"
     rows_read: int = 0
     rows_kept: int = 0
@@ -70,6 +73,13 @@ class ReadReport:
         action.count += int(lines.size)
         room = _FIRST_LINES_KEPT - len(action.first_lines)
         action.first_lines.extend(int(v) for v in np.sort(lines)[:room])
+
+    def to_dict(self) -> dict:
+        """The report as JSON-ready values (``--json`` output of the CLI)."""
+        return {"path": self.path, "units": self.units, "rows_read": self.rows_read, "rows_kept": self.rows_kept,
+                "actions": [{"repair": a.repair, "what": a.what, "count": a.count, "first_lines": a.first_lines}
+                            for a in self.actions],
+                "segments": [list(s) for s in self.segments]}
 
     def summary(self) -> str:
         parts = [str(a) for a in self.actions]

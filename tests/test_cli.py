@@ -37,7 +37,7 @@ def test_bad_input_is_one_line_error_with_exit_2(tmp_path, capsys):
     assert "empty.csv" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("command", [[], ["simulate"], ["replay"], ["train"], ["evaluate"], ["export"], ["demo"]])
+@pytest.mark.parametrize("command", [[], ["simulate"], ["replay"], ["train"], ["evaluate"], ["export"], ["demo"], ["import"]])
 def test_help_everywhere(command, capsys):
     with pytest.raises(SystemExit) as exc:
         main(command + ["--help"])

@@ -29,7 +29,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from stairsense.features import make_feature_scaler
-from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig
+from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig, new_file_mode
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
 from ._invariant import RestrictedSelector
@@ -275,8 +275,8 @@ class StairstepModel:
         if diffs:
             raise ValueError(
                 "the replay configuration differs from the one this model was trained with, so its windows "
-                f"and features would not match the training set ({'; '.join(diffs)}); replay with the "
-                "model's configuration (omit --config) or retrain with the new one"
+                f"and features would not match the training set ({'; '.join(diffs)}); leave those settings "
+                "out (the model's own configuration is the default) or retrain with the new one"
             )
         return self.config.replace(**{k: theirs[k] for k in READ_ONLY_FIELDS})
 
@@ -334,6 +334,7 @@ def save_model(model: StairstepModel, path: str | os.PathLike) -> Path:
     head = json.dumps(header, sort_keys=True).encode("utf-8") + b"\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
+        os.fchmod(fd, new_file_mode())  # mkstemp's 0600 would outlive the rename: follow the umask
         with os.fdopen(fd, "wb") as f:
             f.write(head)
             f.write(payload)
