@@ -23,6 +23,8 @@ __all__ = [
     "median_wall_cpu",
     "one_thread_env",
     "python_stdout",
+    "data_dir",
+    "write_results",
     "UCI_CACHE",
     "fused_uci_logs",
     "cached_windows",
@@ -99,6 +101,43 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: 
     rules = ["---:" if align[i:i + 1] == "r" else "---" for i in range(len(header))]
     return ["| " + " | ".join(header) + " |", "|" + "|".join(rules) + "|",
             *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_results(path: Path, text: str) -> Path:
+    """Write a results page atomically, its first line a provenance comment: full commit, command.
+
+    ``<!-- bench: commit=<sha>[+dirty] command="..." -->`` is what ``tests/test_measured_figures.py``
+    reads to decide whether a figure is older than the code it measures (``+dirty``: the tree had
+    uncommitted changes, so the figure belongs to no commit and counts as stale).
+    """
+    path = Path(path)
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    # Results pages themselves may be modified (a run of several benchmarks): they are not code.
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                            ":!benchmarks/results"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    command = " ".join(["python", str(Path(sys.argv[0]).resolve().relative_to(REPO)), *sys.argv[1:]])
+    header = f'<!-- bench: commit={sha or "unknown"}{"+dirty" if dirty else ""} command="{command}" -->\n'
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(header + text)
+    os.replace(tmp, path)
+    return path
+
+
+def data_dir(*parts: str) -> Path:
+    """A folder of the real recordings: ``$STAIRSENSE_DATA/<parts>``, else ``../shared/data/<parts>``.
+
+    Exits with one line naming the missing folder and the fix: a benchmark never quietly measures
+    less than it says because an input is absent.
+    """
+    root = Path(os.environ.get("STAIRSENSE_DATA", REPO.parent / "shared" / "data"))
+    path = root.joinpath(*parts)
+    if not path.is_dir():
+        raise SystemExit(f"{sys.argv[0]}: recordings not found at {path}; set STAIRSENSE_DATA to the folder "
+                         "holding uci-hapt/ and oxford-stepcounter/ (see ../shared/data/README.md)")
+    return path
 
 
 #: Fused UCI HAPT logs and window tables per configuration, shared by bench_table_12_2 and bench_export.

@@ -31,6 +31,7 @@ from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
+from _common import data_dir, write_results
 from stairsense.models.multitask import (
     ADMMMultiTaskClassifier,
     compare_mtl_pooled_independent,
@@ -40,6 +41,8 @@ from stairsense.models.multitask import (
     variance_regularized_objective,
 )
 
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("models/multitask/", "models/kernel_machines/", "stream/", "features/", "stairsense/pipeline.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "admm_mtl.md"
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -332,7 +335,8 @@ def main(argv=None):
     parser.add_argument("--eta1-max-tasks", type=int, default=100)
     parser.add_argument("--scaling-tasks", type=int, default=400)
     parser.add_argument("--scaling-iters", type=int, default=10)
-    parser.add_argument("--data", type=Path, default=Path("/work/shared/data/uci-hapt/RawData"))
+    parser.add_argument("--data", type=Path, default=None,
+                        help="UCI HAPT RawData folder (default: $STAIRSENSE_DATA/uci-hapt/RawData)")
     parser.add_argument("--skip-hapt", action="store_true")
     parser.add_argument("--hapt-folds", type=int, default=3)
     parser.add_argument("--hapt-iter", type=int, default=30, help="ADMM budget on HAPT (thesis: ADMM_30)")
@@ -350,14 +354,14 @@ def main(argv=None):
     if not args.skip_hapt:
         from stairsense.features import make_feature_scaler
 
-        X, y, groups, provenance = hapt_windows(args.data)
+        X, y, groups, provenance = hapt_windows(args.data or data_dir("uci-hapt", "RawData"))
         result = compare_mtl_pooled_independent(
             X, y, groups, n_folds=args.hapt_folds, alphas=(0.5,), scaler=make_feature_scaler, max_iter=args.hapt_iter
         )
         hapt = (result, provenance, (len(y), len(np.unique(groups)), int(np.sum(y == 1))))
         print(result, file=sys.stderr)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(_markdown(rows, alphas, scaling, synthetic, hapt, args))
+    write_results(RESULTS, _markdown(rows, alphas, scaling, synthetic, hapt, args))
     print(RESULTS.read_text())
 
 

@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 from sklearn.metrics import f1_score  # noqa: E402
 
-from _common import cached_windows, fused_uci_logs  # noqa: E402
+from _common import cached_windows, data_dir, fused_uci_logs, write_results  # noqa: E402
 from stairsense import PipelineConfig  # noqa: E402
 from stairsense.export import OnnxStairModel, export_model, session_options  # noqa: E402
 from stairsense.export._graph import GraphBuilder  # noqa: E402
@@ -52,8 +52,9 @@ from stairsense.stream import resample, run_front_end  # noqa: E402
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "export/", "stairsense/pipeline.py")
 RESULTS = ROOT / "results"
-DATA = Path("/work/shared/data/uci-hapt/RawData")
 
 
 def held_out_windows(logs, config, subjects):
@@ -209,7 +210,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     config = PipelineConfig(rate_hz=30)
-    logs = fused_uci_logs(DATA)
+    logs = fused_uci_logs(data_dir("uci-hapt", "RawData"))
     X, y, groups = cached_windows(logs, config)
     model, train, fit_s, subjects, test_subjects = train_on_other_subjects(X, y, groups, config, args.max_train)
     samples, offsets, y_test = held_out_windows(logs, config, test_subjects)
@@ -228,7 +229,7 @@ def main(argv=None):
 
     lines = report_lines(args, (train, subjects, test_subjects, offsets, y_test), fit_s, f1_python, n_sv, rows,
                          python_row, python_window, binding)
-    (RESULTS / "export.md").write_text("\n".join(lines) + "\n")
+    write_results(RESULTS / "export.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
     plot_size_vs_f1(points, f1_python, RESULTS / "export.png")
 

@@ -26,10 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import median_wall_cpu
+from _common import median_wall_cpu, write_results
 from stairsense.features import WindowFeatureAccumulator
 from stairsense.features import FEATURE_NAMES, window_features
 
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("features/",)
 RESULTS = Path(__file__).resolve().parent / "results" / "features.md"
 TSFRESH_STATS = {"mean": None, "standard_deviation": None, "variance": None, "minimum": None, "maximum": None}
 
@@ -142,7 +144,7 @@ Per-sample form: `WindowFeatureAccumulator.push` in pure Python: {pushes[0]:,.0f
 samples/s (wall / CPU), i.e. {1e6 / pushes[1]:.1f} µs of CPU per sample; a phone needs 30–50 samples/s.
 """
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(table)
+    write_results(args.out, table)
     print(table)
 
 

@@ -44,16 +44,26 @@ import statistics
 import time
 from pathlib import Path
 
-from _common import ONE_THREAD_VARIABLES, git_commit, load_average, median_time, one_thread_env, python_stdout
+from _common import (ONE_THREAD_VARIABLES, git_commit, load_average, median_time, one_thread_env, python_stdout,
+                     write_results)
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / "out" / "frontend"
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("stream/", "stairsense/pipeline.py")
 RESULTS = HERE / "results" / "frontend.md"
 RATE_HZ = 50.0
 # Which orientation each cached file is replayed with (see the module docstring).
 VARIANTS = {"acc": "vertical", "full": "rotvec"}
-# replay reads 1 M-row chunks (iter_log_chunks' default); a quarter of that shows the memory trade.
+# The read-only run reads in replay's own chunks (stairsense.pipeline.REPLAY_CHUNK_ROWS), so the
+# front-end share compares like with like; a larger hand loop shows how memory follows chunk size.
 LOOP_CHUNK_ROWS = (250_000,)
+
+
+def read_label() -> str:
+    from stairsense.pipeline import REPLAY_CHUNK_ROWS
+
+    return f"read only (`iter_log_chunks`, {REPLAY_CHUNK_ROWS:,} rows as in replay)"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -149,7 +159,9 @@ def child(kind: str, path: str | None, orientation: str | None, chunk_rows: int)
     samples = 0
     started = time.perf_counter()
     if kind == "read":
-        for chunk in iter_log_chunks(path):
+        from stairsense.pipeline import REPLAY_CHUNK_ROWS
+
+        for chunk in iter_log_chunks(path, chunk_rows=REPLAY_CHUNK_ROWS):
             samples += len(chunk)
     elif kind == "replay":
         report = replay(path, PipelineConfig(orientation=orientation, smoothing="time"))
@@ -231,7 +243,7 @@ def _fmt_rate(rate: float) -> str:
     return f"{rate / 1e6:.2f} M/s" if rate >= 1e6 else f"{rate / 1e3:.0f} k/s"
 
 
-def write_results(replay_rows, floor, push_rows, args, load_before, load_after) -> str:
+def report(replay_rows, floor, push_rows, args, load_before, load_after) -> str:
     commit = git_commit(HERE)
     lines = [
         "# Front-end throughput and memory",
@@ -253,9 +265,9 @@ def write_results(replay_rows, floor, push_rows, args, load_before, load_after) 
         "|---|---|---:|---:|---:|---:|",
     ]
     for variant, runs in replay_rows:
-        read = runs["read only (`iter_log_chunks`, 1 M rows)"]
+        read = runs[read_label()]
         for label, r in runs.items():
-            # Only replay reads in the same 1 M-row chunks as the read-only run, so only its share is like for like.
+            # Only replay reads in the same chunks as the read-only run, so only its share is like for like.
             share = 1 - read["seconds"] / r["seconds"] if label.startswith("replay") else None
             lines.append(
                 f"| `{variant}` ({VARIANTS[variant]}) | {label} | **{_fmt_rate(r['rate'])}** | {r['seconds']:.1f} s | "
@@ -277,7 +289,7 @@ def write_results(replay_rows, floor, push_rows, args, load_before, load_after) 
         )
     text = "\n".join(lines) + "\n"
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
+    write_results(RESULTS, text)
     return text
 
 
@@ -304,14 +316,14 @@ def main(argv=None) -> None:
     for variant, path in paths.items():
         print(f"replay {variant} ...", flush=True)
         method = VARIANTS[variant]
-        runs = {"read only (`iter_log_chunks`, 1 M rows)": median_runs(args.repeats, "read", path, method),
+        runs = {read_label(): median_runs(args.repeats, "read", path, method),
                 "replay (`pipeline.replay`)": median_runs(args.repeats, "replay", path, method)}
         for rows in LOOP_CHUNK_ROWS:
             runs[f"read + `FrontEnd.process`, {rows:,} rows/chunk"] = median_runs(args.repeats, "loop", path, method, rows)
         replay_rows.append((variant, runs))
     print("push vs process ...", flush=True)
     push_rows = bench_push(args.push_samples, args.repeats, args.seed)
-    print(write_results(replay_rows, floor, push_rows, args, load_before, load_average()))
+    print(report(replay_rows, floor, push_rows, args, load_before, load_average()))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Online multi-task learner: thesis §5.4 music experiment (simulated) and update throughput.
 
 Run: ``.venv/bin/python benchmarks/bench_online_mtl.py [--users 100000] [--repeats 3]`` (writes
-``benchmarks/results/online_mtl_music.md`` and ``online_mtl_music.png``).  Spec: dinuzzo §3.8.
+``benchmarks/results/online_mtl.md`` and ``online_mtl_music.png``).  Spec: dinuzzo §3.8.
 
 1. Data as the spec describes, with synthetic item vectors: the LastFM tags of the 489
    AudioScrobbler artists are not available here, so each "artist" is a non-negative 19-dim
@@ -29,10 +29,12 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import git_commit, load_average, markdown_table  # noqa: E402
+from _common import git_commit, load_average, markdown_table, write_results  # noqa: E402
 
 from stairsense.models.multitask import OnlineMultiTaskLearner  # noqa: E402
 
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("models/multitask/_online.py", "models/multitask/_online_compiled.py", "models/multitask/_feature_maps.py")
 RESULTS = Path(__file__).resolve().parent / "results"
 N_ITEMS, N_TAGS, PER_USER, NOISE = 489, 19, 5, 0.01
 ALPHAS = np.linspace(0.0, 1.0, 15)
@@ -66,7 +68,7 @@ def batch_alg4(items, I, y, alpha, lam):
 
     ĝ_j(x) = ḡ(x) + (1−α) ⟨θ̂_j, x⟩ with θ̂_j = Σ_k c^j_k x_{I_jk} (K̃ is linear).
     """
-    m, n = I.shape[0], N_ITEMS
+    n = N_ITEMS
     Xj = items[I]  # (m, 5, 19)
     R = np.linalg.inv((1 - alpha) * Xj @ Xj.transpose(0, 2, 1) + lam * np.eye(PER_USER))
     flat = (I[:, :, None] * n + I[:, None, :]).ravel()
@@ -243,11 +245,11 @@ def main(argv=None):
                     np.abs(pub["y_check"] - y5[: len(X5)]).max() / np.abs(y5).max())
     rate = [I.size / statistics.median(t[k] for t in throughput) for k in (0, 1)]  # wall, CPU
     throughput = [I.size / t[0] for t in throughput]
-    write_results(args, command, items, grid, grid_seconds, best_lam, a_star, online_rows, throughput, rate,
+    report(args, command, items, grid, grid_seconds, best_lam, a_star, online_rows, throughput, rate,
                   alg5_rate, alg5_diff, prefix_seconds)
 
 
-def write_results(args, command, items, grid, grid_seconds, best_lam, a_star, online_rows, throughput, rate,
+def report(args, command, items, grid, grid_seconds, best_lam, a_star, online_rows, throughput, rate,
                   alg5_rate, alg5_diff, prefix_seconds):
     import matplotlib
 
@@ -334,7 +336,7 @@ def write_results(args, command, items, grid, grid_seconds, best_lam, a_star, on
         f"states agree: after the {args.alg5_updates:,}-triple prefix, max relative difference of (H, y̌) = "
         f"{alg5_diff:.1e} (the learner took {prefix_seconds[0]:.2f} s for that prefix).",
     ]
-    (RESULTS / "online_mtl_music.md").write_text("\n".join(lines) + "\n")
+    write_results(RESULTS / "online_mtl.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -36,10 +36,12 @@ from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import git_commit, load_average, markdown_table  # noqa: E402
+from _common import git_commit, load_average, markdown_table, write_results  # noqa: E402
 
 from stairsense.models.multitask import OnlineMultiTaskLearner  # noqa: E402
 
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("models/multitask/", "stream/", "features/", "stairsense/pipeline.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "online_mtl_hapt.md"
 CACHE = Path(__file__).resolve().parent / "out" / "online_mtl" / "hapt_windows.npz"
 KS = (0, 5, 10, 20, 50)
@@ -124,10 +126,10 @@ def main(argv=None):
             f1s[name][i] = personalise(server, int(u), X[pool], targets[pool], X[test], y[test] == 1)
         timing[name] = (build, (time.perf_counter() - started) / len(users))
         print(name, f1s[name].mean(axis=0).round(3), file=sys.stderr)
-    write_results(command, config, X, y, users, splits, f1s, timing)
+    report(command, config, X, y, users, splits, f1s, timing)
 
 
-def write_results(command, config, X, y, users, splits, f1s, timing):
+def report(command, config, X, y, users, splits, f1s, timing):
     rows = []
     for name, scores in f1s.items():
         rows.append((name, *(f"{scores[:, j].mean():.3f} ± {scores[:, j].std():.3f}" for j in range(len(KS)))))
@@ -171,7 +173,7 @@ def write_results(command, config, X, y, users, splits, f1s, timing):
                         [(n, f"{b:.1f}", f"{p:.2f}") for n, (b, p) in timing.items()], align="lrr"),
     ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n")
+    write_results(RESULTS, "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -24,10 +24,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from _common import markdown_table, median_wall_cpu, python_stdout
+from _common import markdown_table, median_wall_cpu, python_stdout, write_results
 from stairsense.stream import read_log, write_log
 from stairsense.stream import SensorLog
 
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("stream/_csv_*", "stream/_log.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "read.md"
 
 # Two measures. Heap: numpy's allocations (tracemalloc sees them) plus the peak of Arrow's own memory
@@ -145,7 +147,7 @@ def main(argv=None) -> None:
         "",
     ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines))
+    write_results(RESULTS, "\n".join(lines))
     print(f"wrote {RESULTS}")
 
 

@@ -21,9 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import markdown_table, median_time, python_stdout
+from _common import markdown_table, median_time, python_stdout, write_results
 from stairsense.stream import simulate_chunks
 
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("stream/simulate/", "stream/_csv_write.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "simulate.md"
 RATE_HZ = 50.0
 
@@ -105,7 +107,7 @@ def main(argv=None) -> None:
         "",
     ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines))
+    write_results(RESULTS, "\n".join(lines))
     print(f"wrote {RESULTS}")
 
 

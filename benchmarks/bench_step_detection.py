@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import git_commit, load_average
+from _common import data_dir, git_commit, load_average, write_results
 from _plain_counter import PlainCounter, plain_grid
 from stairsense import PipelineConfig
 from stairsense.pipeline import front_end, match_steps
@@ -50,6 +49,8 @@ from stairsense.stream import load_oxford, oxford_recordings, resample, segment_
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("stream/", "stairsense/pipeline.py", "benchmarks/_plain_counter.py")
 RESULTS = HERE / "results" / "step_detection.md"
 PLOT = HERE / "results" / "step_detection.png"
 
@@ -75,8 +76,7 @@ POSITION_NAMES = {"ArmBand": "Armband", "Backpocket": "BackPocket"}
 
 
 def default_root() -> Path:
-    data = Path(os.environ.get("STAIRSENSE_DATA", REPO.parent / "shared" / "data"))
-    return data / "oxford-stepcounter" / "optimisation"
+    return data_dir("oxford-stepcounter", "optimisation")
 
 
 def load_recordings(root: Path):
@@ -360,12 +360,14 @@ def recordings_section(f: Findings) -> list[str]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root", type=Path, default=default_root(), help="the Oxford 'optimisation' folder")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="the Oxford 'optimisation' folder (default: $STAIRSENSE_DATA/oxford-stepcounter/optimisation "
+                             "or ../shared/data/...)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     load_before = load_average()
 
-    logs, truth, disagree = load_recordings(args.root)
+    logs, truth, disagree = load_recordings(args.root or default_root())
     print(f"{len(logs)} recordings, {truth.sum()} true steps; tuning ...", flush=True)
     findings = evaluate_detectors(logs, truth, disagree)
     out = (summary_section(findings, time.perf_counter() - started, load_before) + folds_section(findings)
@@ -374,7 +376,7 @@ def main(argv=None) -> None:
     out += ["", f"![per-recording errors]({PLOT.name})"]
     text = "\n".join(out) + "\n"
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
+    write_results(RESULTS, text)
     print(text)
 
 

@@ -25,6 +25,7 @@ from stairsense.stream import (
     WindowTable,
     iter_log_chunks,
     read_steps,
+    Resampler,
     resample,
     resolve_orientation,
     run_front_end,
@@ -248,6 +249,7 @@ def _orientation_for(config: PipelineConfig, chunk: SensorLog, name: str, traine
                      "this one")
 
 
+
 def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(), units=None,
            progress: bool = False, on_windows=None) -> ReplayReport:
     """Run a log through the exact on-device front end, streamed in chunks (flat memory).
@@ -278,7 +280,7 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     name, chunks, steps_of = _chunks_of(source, config, repair, units, read)
     report = ReplayReport(source=name)
     trained = trained_orientations(model) if model is not None else None
-    front = None
+    front = resampler = None
     segment = None
     tail = _SampleTail(config)
     starts, ends = [], []
@@ -287,10 +289,17 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     first_t = last_t = None
     with tqdm(desc="replay", unit=" samples", unit_scale=True, disable=not progress) as bar:
         for chunk in chunks:
-            if config.rate_hz is not None:
-                chunk = resample(chunk, config.rate_hz)
-            if front is None or chunk.meta.get("segment", 0) != segment:
+            if chunk.meta.get("segment", 0) != segment:  # the first chunk, or a new segment after a gap
                 segment = chunk.meta.get("segment", 0)
+                # The resampling grid, like every stage's state, carries across chunks and
+                # restarts only with a new segment, so replay equals resampling the whole log.
+                resampler = Resampler(config.rate_hz) if config.rate_hz is not None else None
+                front = None
+            if resampler is not None:
+                chunk = resampler.process(chunk)
+                if not len(chunk):
+                    continue
+            if front is None:
                 report.method = _orientation_for(config, chunk, name, trained)
                 front = FrontEnd(config, report.method, rate_hz=chunk.rate_hz or config.rate_hz)
                 tail.reset()

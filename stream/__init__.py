@@ -18,7 +18,7 @@ from ._import import ImportReport, import_log, parse_mapping
 from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_dir, uci_hapt_experiments
 from ._log import STAIR_ACTIVITIES, STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 from ._orientation import MadgwickOrientation, mizell_components, quat_to_matrix, rotate_by_quaternion
-from ._resample import resample
+from ._resample import Resampler, resample
 from ._segment import (
     SlidingWindower,
     StepSegmenter,
@@ -60,6 +60,7 @@ __all__ = [
     "load_oxford",
     "oxford_recordings",
     "resample",
+    "Resampler",
     "simulate",
     "simulate_chunks",
     "Person",

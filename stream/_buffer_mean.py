@@ -110,10 +110,15 @@ class CausalBufferMean:
             self._resum()
 
     def _resum(self):
+        # A plain left-to-right loop, not sum(): CPython >= 3.12's sum() of floats is compensated, so
+        # the result would depend on the Python version and the Java port could not match it.
         self._since_resum = 0
-        self._sx = sum(s[1] for s in self._buf)
-        self._sy = sum(s[2] for s in self._buf)
-        self._sz = sum(s[3] for s in self._buf)
+        sx = sy = sz = 0.0
+        for _, x, y, z in self._buf:
+            sx += x
+            sy += y
+            sz += z
+        self._sx, self._sy, self._sz = sx, sy, sz
 
     def _mean(self, t_ns):
         n = len(self._buf)

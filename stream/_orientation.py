@@ -154,7 +154,9 @@ def mizell_components(g, d):
 def vertical_rotate_one(g, x, y, z):
     """Streaming form of :func:`rotate_to_vertical` for one sample (pure floats)."""
     gx, gy, gz = g
-    inv = 1.0 / (gx * gx + gy * gy + gz * gz) ** 0.5
+    # math.sqrt, not ** 0.5: sqrt is correctly rounded (IEEE 754) on every platform, libm's pow is
+    # not, so the Java port (android_stub/core) can reproduce this bit for bit.
+    inv = 1.0 / math.sqrt(gx * gx + gy * gy + gz * gz)
     ux, uy, c = gx * inv, gy * inv, gz * inv
     if 1.0 + c < 1e-24:
         return (x, -y, -z)

@@ -20,6 +20,7 @@ same samples (to rounding) and the same first output index.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -196,6 +197,6 @@ class Standardizer:
             dg = dx * g[0] + dy * g[1] + dz * g[2]
             s = dg / gg
             p = (s * g[0], s * g[1], s * g[2])
-            return t_ns, p + (dx - p[0], dy - p[1], dz - p[2]), dg / gg**0.5
+            return t_ns, p + (dx - p[0], dy - p[1], dz - p[2]), dg / math.sqrt(gg)  # sqrt: see vertical_rotate_one
         out = vertical_rotate_one(g, dx, dy, dz) if method == "vertical" else rotate_one(q, dx, dy, dz)
         return t_ns, out, out[2]

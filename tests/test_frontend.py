@@ -264,3 +264,21 @@ def test_virtual_sensors_of_a_still_phone_are_gravity_free():
     np.testing.assert_allclose(Rotation.from_quat(fused.rotvec).apply(log.acc), np.tile([0, 0, 9.80665], (n, 1)), atol=1e-5)
     with pytest.raises(ValueError, match="no gyroscope"):
         with_virtual_sensors(SensorLog(log.t_ns, log.acc))
+
+
+def test_replay_in_chunks_with_resampling_equals_the_whole_log(tmp_path, monkeypatch):
+    """replay resamples chunk by chunk with a carried grid: its windows equal the batch front end on
+    the whole resampled log (a per-chunk grid restart once moved a quarter of the windows)."""
+    import stairsense.pipeline as pipeline
+    from stairsense.stream import resample, simulate, write_log
+
+    log = simulate(minutes=2, rate_hz=50, seed=3)
+    path = write_log(log, tmp_path / "walk.csv")
+    config = PipelineConfig(rate_hz=30.0, orientation="vertical")
+    monkeypatch.setattr(pipeline, "REPLAY_CHUNK_ROWS", 997)  # many chunks, none aligned to the grid
+    seen = []
+    report = pipeline.replay(path, config, on_windows=lambda result, chunk: seen.append(result.windows))
+    batch = run_front_end(resample(log, 30.0), config).windows
+    assert report.segments == 1 and len(seen) > 5
+    np.testing.assert_array_equal(np.concatenate([w.t_start_ns for w in seen]), batch.t_start_ns)
+    np.testing.assert_array_equal(np.concatenate([w.status for w in seen]), batch.status)

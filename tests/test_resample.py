@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import stairsense.stream._resample as resample_module
 from stairsense.stream._log import SensorLog, StepTruth
-from stairsense.stream._resample import resample
+from stairsense.stream._resample import Resampler, resample
 
 
 def brute_force(t_in, values, t_query):
@@ -45,6 +45,27 @@ def test_matches_brute_force(dts, rate):
     assert out.linacc is None
     np.testing.assert_array_equal(out.steps.t_ns, log.steps.t_ns)
     assert out.meta["rate_hz"] == rate and out.meta["device"] == "x"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dts=st.lists(st.integers(1_000_000, 60_000_000), min_size=1, max_size=60),
+    rate=st.sampled_from([20.0, 30.0, 50.0, 7.3]),
+    cuts=st.lists(st.integers(1, 60), max_size=8),
+)
+def test_chunked_equals_whole_log(dts, rate, cuts):
+    """The carried grid and held sample make any chunking give the whole log's resampling."""
+    t = np.concatenate([[5_000], 5_000 + np.cumsum(dts)]).astype(np.int64)
+    rng = np.random.default_rng(len(dts))
+    log = SensorLog(t, rng.normal(size=(t.size, 3)), rotvec=rng.normal(size=(t.size, 4)),
+                    label=rng.integers(0, 13, t.size))
+    bounds = sorted({0, t.size, *(c for c in cuts if c < t.size)})
+    resampler = Resampler(rate)
+    parts = [resampler.process(log.slice(a, b)) for a, b in zip(bounds, bounds[1:])]
+    whole = resample(log, rate)
+    np.testing.assert_array_equal(np.concatenate([p.t_ns for p in parts]), whole.t_ns)
+    for name in ("acc", "rotvec", "label"):
+        np.testing.assert_array_equal(np.concatenate([getattr(p, name) for p in parts]), getattr(whole, name))
 
 
 def test_no_drift_over_a_day():

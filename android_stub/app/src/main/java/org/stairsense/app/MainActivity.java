@@ -1,0 +1,36 @@
+package org.stairsense.app;
+
+import android.app.Activity;
+import android.content.Intent;
+import android.os.Bundle;
+import android.widget.TextView;
+
+/** One screen: the step and stair-step counters, updated as {@link StepCounts} changes. */
+public final class MainActivity extends Activity {
+    /** Android 14 requires it for a "health" foreground service reading motion sensors. */
+    static final String ACTIVITY_RECOGNITION = "android.permission.ACTIVITY_RECOGNITION";
+
+    private TextView text;
+    private final StepCounts.Listener listener = (steps, stairSteps) ->
+            runOnUiThread(() -> text.setText(steps + " steps\n" + stairSteps + " stair steps"));
+
+    @Override
+    protected void onCreate(Bundle savedInstanceState) {
+        super.onCreate(savedInstanceState);
+        text = new TextView(this);
+        setContentView(text);
+        StepCounts.INSTANCE.addListener(listener);
+        requestPermissions(new String[] {ACTIVITY_RECOGNITION, "android.permission.POST_NOTIFICATIONS"}, 1);
+    }
+
+    @Override
+    public void onRequestPermissionsResult(int requestCode, String[] permissions, int[] grantResults) {
+        startForegroundService(new Intent(this, StairStepService.class));
+    }
+
+    @Override
+    protected void onDestroy() {
+        StepCounts.INSTANCE.removeListener(listener);
+        super.onDestroy();
+    }
+}

@@ -1,0 +1,81 @@
+package org.stairsense.app;
+
+import ai.onnxruntime.NodeInfo;
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OnnxValue;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtSession;
+import ai.onnxruntime.TensorInfo;
+import java.nio.FloatBuffer;
+import java.util.Collections;
+import org.stairsense.core.ModelConfigException;
+import org.stairsense.core.ModelMetadata;
+import org.stairsense.core.Pipeline;
+import org.stairsense.core.PipelineConfig;
+
+/**
+ * The exported stair-step model in an ONNX Runtime session: one {@code run} per kept window.
+ *
+ * <p>The graph ({@code stairsense export}) takes {@code samples: float32 [n, 3]} ({@code [n, 6]} for
+ * Mizell models) and returns {@code score: float32 [1]}; score ≥ 0 is STAIR. The session options
+ * are the two {@code export/_runtime.py::session_options} sets. The front-end configuration is read
+ * from the model's own metadata, so the phone cannot run it with another one.
+ */
+public final class OrtStairClassifier implements Pipeline.WindowClassifier, AutoCloseable {
+    private final OrtEnvironment env = OrtEnvironment.getEnvironment();
+    private final OrtSession session;
+    private final PipelineConfig config;
+    private final int columns;
+    private final long[] shape = new long[2];
+
+    /**
+     * @param model the bytes of the {@code .onnx} file
+     * @param name the file's name, for error messages
+     * @throws ModelConfigException when the model is not a stairsense export this core can run
+     */
+    public OrtStairClassifier(byte[] model, String name) throws OrtException {
+        OrtSession.SessionOptions options = new OrtSession.SessionOptions();
+        options.setIntraOpNumThreads(1);  // one window is too small to share between threads
+        options.addConfigEntry("session.disable_quant_qdq", "1");  // fold int8 weights once at load
+        session = env.createSession(model, options);
+        config = ModelMetadata.configOf(session.getMetadata().getCustomMetadata(), name);
+        NodeInfo input = session.getInputInfo().get("samples");
+        if (input == null || !(input.getInfo() instanceof TensorInfo)) {
+            throw new ModelConfigException(name + ": no 'samples' tensor input; export the model with stairsense export");
+        }
+        long[] inputShape = ((TensorInfo) input.getInfo()).getShape();
+        columns = (int) inputShape[1];
+        int expected = "mizell".equals(config.orientation) ? 6 : 3;
+        if (inputShape.length != 2 || columns != expected) {
+            throw new ModelConfigException(name + ": input 'samples' has shape " + java.util.Arrays.toString(inputShape)
+                    + " but orientation '" + config.orientation + "' gives " + expected + " columns");
+        }
+    }
+
+    /** The front-end configuration the model was trained with. */
+    public PipelineConfig config() {
+        return config;
+    }
+
+    @Override
+    public boolean isStair(float[] samples, int rows, int cols) {
+        if (cols != columns) {
+            throw new IllegalArgumentException("the model takes " + columns + " columns, the front end gave " + cols);
+        }
+        shape[0] = rows;
+        shape[1] = cols;
+        try (OnnxTensor tensor = OnnxTensor.createTensor(env, FloatBuffer.wrap(samples, 0, rows * cols), shape);
+             OrtSession.Result result = session.run(Collections.singletonMap("samples", tensor))) {
+            OnnxValue score = result.get("score").orElseThrow(() -> new IllegalStateException("the model has no 'score' output"));
+            return ((OnnxTensor) score).getFloatBuffer().get(0) >= 0f;
+        } catch (OrtException e) {
+            throw new IllegalStateException("ONNX Runtime failed on a window of " + rows + " samples", e);
+        }
+    }
+
+    @Override
+    public void close() throws OrtException {
+        session.close();
+    }
+}

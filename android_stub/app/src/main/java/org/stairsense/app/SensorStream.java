@@ -1,0 +1,94 @@
+package org.stairsense.app;
+
+import android.hardware.Sensor;
+import android.hardware.SensorEvent;
+import android.hardware.SensorEventListener;
+import android.hardware.SensorManager;
+import android.os.Handler;
+import org.stairsense.core.Pipeline;
+import org.stairsense.core.PipelineConfig;
+
+/**
+ * The sensor listener: accelerometer (+ rotation vector when the method needs it) at the model's
+ * rate, batched by the sensor hub so the application processor sleeps between batches, fed through
+ * {@link SensorAligner} into the core {@link Pipeline}; publishes the counts to {@link StepCounts}.
+ *
+ * <p>Timestamps are {@code SensorEvent.timestamp} (ns, the elapsedRealtimeNanos() base), never the
+ * delivery time: with batching, events arrive seconds after they were measured.
+ */
+public final class SensorStream implements SensorEventListener {
+    /** Rate requested when the model keeps the native rate ({@code rate_hz} null). */
+    static final double DEFAULT_RATE_HZ = 50.0;
+
+    private final Pipeline pipeline;
+    private final SensorAligner aligner;
+    private final StepCounts counts;
+    private final double rateHz;
+    private final int maxReportLatencyUs;
+    private final boolean needsRotation;
+
+    /**
+     * @param config the model's configuration
+     * @param method the resolved orientation method ({@code Standardizer.resolveOrientation})
+     * @param classifier scores kept windows, or null to count steps only
+     * @param counts where the counts are published
+     * @param maxReportLatencyUs the sensor hub's batching latency; set it to the batch the energy
+     *     model priced (0 = deliver each event at once)
+     */
+    public SensorStream(PipelineConfig config, String method, Pipeline.WindowClassifier classifier, StepCounts counts,
+                        int maxReportLatencyUs) {
+        if (method.equals("linear")) {
+            throw new IllegalArgumentException("the glue does not listen to the linear-acceleration sensor; "
+                    + "export a model with orientation 'rotvec', 'vertical', 'mizell' or 'auto'");
+        }
+        this.rateHz = config.rateHz > 0 ? config.rateHz : DEFAULT_RATE_HZ;
+        this.pipeline = new Pipeline(config, method, rateHz, classifier, null);
+        this.needsRotation = method.equals("rotvec");
+        this.aligner = new SensorAligner(pipeline, needsRotation);
+        this.counts = counts;
+        this.maxReportLatencyUs = maxReportLatencyUs;
+    }
+
+    /** Register for the accelerometer (and the rotation vector when needed) on {@code handler}'s thread. */
+    public void register(SensorManager manager, Handler handler) {
+        int periodUs = (int) Math.round(1e6 / rateHz);
+        Sensor accelerometer = manager.getDefaultSensor(Sensor.TYPE_ACCELEROMETER);
+        if (accelerometer == null) {
+            throw new IllegalStateException("this device has no accelerometer");
+        }
+        manager.registerListener(this, accelerometer, periodUs, maxReportLatencyUs, handler);
+        if (needsRotation) {
+            manager.registerListener(this, manager.getDefaultSensor(Sensor.TYPE_ROTATION_VECTOR), periodUs,
+                    maxReportLatencyUs, handler);
+        }
+    }
+
+    public void unregister(SensorManager manager) {
+        manager.unregisterListener(this);
+    }
+
+    @Override
+    public void onSensorChanged(SensorEvent event) {
+        int type = event.sensor.getType();
+        if (type == Sensor.TYPE_ACCELEROMETER) {
+            aligner.accelerometer(event.timestamp, event.values[0], event.values[1], event.values[2]);
+            counts.update(pipeline.steps(), pipeline.stairSteps());
+        } else if (type == Sensor.TYPE_ROTATION_VECTOR) {
+            aligner.rotationVector(event.timestamp, event.values);
+            counts.update(pipeline.steps(), pipeline.stairSteps());
+        }
+    }
+
+    @Override
+    public void onAccuracyChanged(Sensor sensor, int accuracy) {
+        // The standardization does not depend on the reported accuracy.
+    }
+
+    public Pipeline pipeline() {
+        return pipeline;
+    }
+
+    public SensorAligner aligner() {
+        return aligner;
+    }
+}

@@ -1,0 +1,218 @@
+package org.stairsense.app;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.onnxruntime.StubRuntime;
+import android.hardware.Sensor;
+import android.hardware.SensorEvent;
+import android.hardware.SensorEventListener;
+import android.hardware.SensorManager;
+import android.os.Handler;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.stairsense.core.ModelConfigException;
+import org.stairsense.core.Pipeline;
+import org.stairsense.core.PipelineConfig;
+import org.stairsense.core.RawSample;
+
+/**
+ * The Android glue driven on the JVM through the signature stubs: a replayed sensor log (two
+ * sensors, batched, batches delivered in either order) through {@link SensorStream}, the
+ * {@link SensorAligner} and the {@link OrtStairClassifier}, against the core {@link Pipeline} fed
+ * directly with the rows the spec's zero-order hold gives (the oracle).
+ */
+class SensorStreamTest {
+    private static final String CONFIG = "{\"rate_hz\": 30, \"smoothing\": \"time\", \"smooth_ms\": 300.0, "
+            + "\"gravity_ms\": 500.0, \"orientation\": \"auto\", \"segmentation\": \"pattern\", \"peak_threshold\": 0.5, "
+            + "\"valley_threshold\": 0.5, \"hysteresis\": 0.1, \"min_step_s\": 0.3, \"max_step_s\": 2.0, "
+            + "\"window_ms\": 500.0, \"window_overlap\": 0.5, \"max_gap_s\": 0.3}";
+
+    /** A stand-in for the graph: STAIR when the window's mean vertical sample is positive. */
+    private static float score(float[] data, long[] shape) {
+        double sum = 0;
+        for (int r = 0; r < shape[0]; r++) {
+            sum += data[(int) (r * shape[1] + 2)];
+        }
+        return (float) sum;
+    }
+
+    private static Map<String, String> metadata(String config) {
+        Map<String, String> m = new HashMap<>();
+        m.put("stairsense.format", "stairsense-stairstep-onnx");
+        m.put("stairsense.format_version", "1");
+        m.put("stairsense.config", config);
+        return m;
+    }
+
+    private final List<float[]> tensors = new ArrayList<>();
+
+    @BeforeEach
+    void installModel() {
+        StubRuntime.customMetadata = metadata(CONFIG);
+        StubRuntime.inputShape = new long[] {-1, 3};
+        StubRuntime.scorer = (data, shape) -> {
+            assertEquals(2, shape.length);
+            assertEquals(3, shape[1]);
+            assertEquals(shape[0] * 3, data.length);
+            tensors.add(data.clone());
+            return score(data, shape);
+        };
+    }
+
+    /** Records registrations; hands out stub sensors. */
+    private static final class FakeSensorManager extends SensorManager {
+        final Map<Integer, int[]> registered = new HashMap<>();
+        SensorEventListener listener;
+
+        @Override
+        public Sensor getDefaultSensor(int type) {
+            return new Sensor(type);
+        }
+
+        @Override
+        public boolean registerListener(SensorEventListener l, Sensor sensor, int samplingPeriodUs, int maxReportLatencyUs,
+                                        Handler handler) {
+            listener = l;
+            registered.put(sensor.getType(), new int[] {samplingPeriodUs, maxReportLatencyUs});
+            return true;
+        }
+    }
+
+    /** A synthetic two-sensor log: 50 Hz accelerometer (walking), rotation vector on its own clock. */
+    private static final class Log {
+        final List<long[]> accT = new ArrayList<>();
+        final List<float[]> acc = new ArrayList<>();
+        final List<Long> rotT = new ArrayList<>();
+        final List<float[]> rot = new ArrayList<>();
+
+        Log(long seed, double seconds) {
+            Random rng = new Random(seed);
+            for (long t = 40_000_000L; t < seconds * 1e9; t += 20_000_000L + rng.nextInt(4_000_000)) {
+                double s = t / 1e9;
+                double angle = 0.3 * Math.sin(0.2 * s);  // the phone turns slowly about device x
+                double up = 9.80665 + 2.5 * Math.sin(2 * Math.PI * 1.8 * s);
+                accT.add(new long[] {t});
+                acc.add(new float[] {(float) (0.1 * rng.nextGaussian()), (float) (up * Math.cos(angle)),
+                                     (float) (up * Math.sin(angle))});
+            }
+            for (long t = 0; t < seconds * 1e9; t += 19_000_000L + rng.nextInt(3_000_000)) {
+                double half = (Math.PI / 2 - 0.3 * Math.sin(0.2 * t / 1e9)) / 2;
+                rotT.add(t);
+                rot.add(new float[] {(float) Math.sin(half), 0f, 0f, (float) Math.cos(half)});
+            }
+        }
+    }
+
+    private static void deliver(SensorEventListener listener, Log log, long batchNs) {
+        Sensor accelerometer = new Sensor(Sensor.TYPE_ACCELEROMETER);
+        Sensor rotation = new Sensor(Sensor.TYPE_ROTATION_VECTOR);
+        int a = 0;
+        int r = 0;
+        for (long end = batchNs, batch = 0; a < log.acc.size() || r < log.rot.size(); end += batchNs, batch++) {
+            List<SensorEvent> accEvents = new ArrayList<>();
+            List<SensorEvent> rotEvents = new ArrayList<>();
+            for (; a < log.acc.size() && log.accT.get(a)[0] < end; a++) {
+                accEvents.add(new SensorEvent(accelerometer, log.accT.get(a)[0], log.acc.get(a).clone()));
+            }
+            for (; r < log.rot.size() && log.rotT.get(r) < end; r++) {
+                rotEvents.add(new SensorEvent(rotation, log.rotT.get(r), log.rot.get(r).clone()));
+            }
+            // The sensor hub flushes each sensor's FIFO separately: alternate which batch comes first.
+            for (SensorEvent e : batch % 2 == 0 ? accEvents : rotEvents) {
+                listener.onSensorChanged(e);
+            }
+            for (SensorEvent e : batch % 2 == 0 ? rotEvents : accEvents) {
+                listener.onSensorChanged(e);
+            }
+        }
+    }
+
+    @Test
+    void replayedBatchedLogGivesThePipelinesCountsAndWindows() throws Exception {
+        OrtStairClassifier classifier = new OrtStairClassifier(new byte[] {1, 2, 3}, "stairs.onnx");
+        assertEquals(30.0, classifier.config().rateHz);
+        StepCounts counts = new StepCounts();
+        long[] published = new long[2];
+        counts.addListener((steps, stairSteps) -> {
+            published[0] = steps;
+            published[1] = stairSteps;
+        });
+        SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, counts, 5_000_000);
+        FakeSensorManager manager = new FakeSensorManager();
+        stream.register(manager, null);
+        assertArrayEquals(new int[] {33_333, 5_000_000}, manager.registered.get(Sensor.TYPE_ACCELEROMETER));
+        assertArrayEquals(new int[] {33_333, 5_000_000}, manager.registered.get(Sensor.TYPE_ROTATION_VECTOR));
+
+        Log log = new Log(7, 120);
+        deliver(manager.listener, log, 5_000_000_000L);
+        List<float[]> fromGlue = new ArrayList<>(tensors);
+
+        // Oracle: the rows the zero-order hold defines, straight into the core.
+        tensors.clear();
+        Pipeline.WindowClassifier direct = (samples, rows, cols) -> {
+            float[] copy = java.util.Arrays.copyOf(samples, rows * cols);
+            tensors.add(copy);
+            return score(copy, new long[] {rows, cols}) >= 0f;
+        };
+        Pipeline oracle = new Pipeline(PipelineConfig.fromJson(CONFIG), "rotvec", 30, direct, null);
+        double[] row = new double[RawSample.WIDTH];
+        int skipped = 0;
+        long lastRotation = log.rotT.get(log.rotT.size() - 1);
+        for (int i = 0; i < log.acc.size(); i++) {
+            long t = log.accT.get(i)[0];
+            if (t > lastRotation) {
+                break;  // the glue holds these until a newer rotation sample arrives
+            }
+            int held = -1;
+            for (int k = 0; k < log.rotT.size() && log.rotT.get(k) <= t; k++) {
+                held = k;
+            }
+            if (held < 0) {
+                skipped++;
+                continue;
+            }
+            for (int c = 0; c < 3; c++) {
+                row[RawSample.ACC + c] = log.acc.get(i)[c];
+            }
+            for (int c = 0; c < 4; c++) {
+                row[RawSample.ROTVEC + c] = log.rot.get(held)[c];
+            }
+            oracle.push(t, row);
+        }
+
+        Pipeline glue = stream.pipeline();
+        assertTrue(oracle.steps() > 150, "the log should have steps: " + oracle.steps());
+        assertTrue(oracle.stairSteps() > 0 && oracle.stairSteps() < oracle.steps(), "both answers occur");
+        assertEquals(oracle.steps(), glue.steps());
+        assertEquals(oracle.stairSteps(), glue.stairSteps());
+        assertEquals(oracle.samples(), glue.samples());
+        assertEquals(skipped, stream.aligner().droppedBeforeRotation());
+        assertEquals(0, stream.aligner().heldWithoutNewerRotation());
+        assertEquals(tensors.size(), fromGlue.size());
+        for (int k = 0; k < tensors.size(); k++) {
+            assertArrayEquals(tensors.get(k), fromGlue.get(k), "window " + k);
+        }
+        assertArrayEquals(new long[] {glue.steps(), glue.stairSteps()}, published);
+    }
+
+    @Test
+    void aModelTheCoreCannotRunIsRefusedAtLoad() {
+        StubRuntime.inputShape = new long[] {-1, 6};
+        ModelConfigException shape = assertThrows(ModelConfigException.class,
+                () -> new OrtStairClassifier(new byte[0], "stairs.onnx"));
+        assertTrue(shape.getMessage().contains("gives 3 columns"), shape.getMessage());
+        StubRuntime.inputShape = new long[] {-1, 3};
+        StubRuntime.customMetadata = metadata(CONFIG.replace("\"pattern\"", "\"sliding\""));
+        ModelConfigException sliding = assertThrows(ModelConfigException.class,
+                () -> new OrtStairClassifier(new byte[0], "stairs.onnx"));
+        assertTrue(sliding.getMessage().startsWith("stairs.onnx: segmentation='sliding'"), sliding.getMessage());
+    }
+}

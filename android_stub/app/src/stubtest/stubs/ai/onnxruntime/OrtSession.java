@@ -1,0 +1,71 @@
+package ai.onnxruntime;
+
+import java.util.Collections;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Signature stub of https://onnxruntime.ai/docs/api/java/ai/onnxruntime/OrtSession.html: run,
+ * getMetadata, getInputInfo, close, and the nested SessionOptions and Result. Answers from
+ * {@link StubRuntime} (test scope only).
+ */
+public class OrtSession implements AutoCloseable {
+    OrtSession() {
+    }
+
+    public Result run(Map<String, ? extends OnnxTensorLike> inputs) throws OrtException {
+        OnnxTensorLike input = inputs.get("samples");
+        if (inputs.size() != 1 || !(input instanceof OnnxTensor)) {
+            throw new OrtException("Unknown input name, expected one of [samples]");
+        }
+        OnnxTensor tensor = (OnnxTensor) input;
+        float score = StubRuntime.scorer.score(tensor.data, tensor.shape);
+        return new Result(Collections.singletonMap("score", createScore(score)));
+    }
+
+    private static OnnxValue createScore(float score) throws OrtException {
+        return OnnxTensor.createTensor(OrtEnvironment.getEnvironment(), java.nio.FloatBuffer.wrap(new float[] {score}), new long[] {1});
+    }
+
+    public OnnxModelMetadata getMetadata() throws OrtException {
+        return new OnnxModelMetadata(StubRuntime.customMetadata);
+    }
+
+    public Map<String, NodeInfo> getInputInfo() throws OrtException {
+        return Collections.singletonMap("samples", new NodeInfo(new TensorInfo(StubRuntime.inputShape)));
+    }
+
+    @Override
+    public void close() throws OrtException {
+    }
+
+    /** Signature stub of OrtSession.SessionOptions: the two settings the glue makes. */
+    public static class SessionOptions implements AutoCloseable {
+        public void setIntraOpNumThreads(int numThreads) throws OrtException {
+        }
+
+        public void addConfigEntry(String configKey, String configValue) throws OrtException {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** Signature stub of OrtSession.Result: get(String) and close. */
+    public static class Result implements AutoCloseable {
+        private final Map<String, OnnxValue> values;
+
+        Result(Map<String, OnnxValue> values) {
+            this.values = values;
+        }
+
+        public Optional<OnnxValue> get(String key) {
+            return Optional.ofNullable(values.get(key));
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package ai.onnxruntime;
+
+import java.util.Map;
+
+/**
+ * NOT part of ONNX Runtime: the JVM test's hand on the signature stubs of this package. A real
+ * session runs the exported graph; the stub session answers from these fields instead, so the
+ * test can check what the glue sends (tensor shape and values) and that it acts on the score.
+ */
+public final class StubRuntime {
+    /** Scores one window tensor; the test installs one. */
+    public interface Scorer {
+        float score(float[] data, long[] shape);
+    }
+
+    public static Map<String, String> customMetadata;
+    public static long[] inputShape;
+    public static Scorer scorer;
+    public static byte[] lastModel;
+
+    private StubRuntime() {
+    }
+}

@@ -1,0 +1,186 @@
+package org.stairsense.core;
+
+/**
+ * What a phone runs per sensor sample: resampling to the model's rate, the front end, the step
+ * counter and the stair-step classifier on every kept window. Mirrors
+ * {@code stairsense/pipeline.py::replay} with {@code repair=("split-gaps",)}: a gap longer than
+ * {@code max_gap_s} restarts the front end (the buffers would otherwise mix data from before and
+ * after it), as the Python reader splits a log at its gaps.
+ *
+ * <p>The step count is the number of kept windows (spec §3.5: one step per window), and needs no
+ * model. With a {@link WindowClassifier}, every kept window's standardized samples are handed to it
+ * as float32 {@code [rows, columns]}, the exported model's input; rejected windows are never
+ * classified (they are NO_STAIR by the duration filter, which saves the energy).
+ *
+ * <p>Not thread-safe: call {@link #push} from one thread (the sensor thread).
+ */
+public final class Pipeline {
+    /** Scores one window; the Android glue implements it with an ONNX Runtime session. */
+    public interface WindowClassifier {
+        /**
+         * @param samples float32 standardized samples, row-major; only the first {@code rows * columns} are the window
+         * @return true when the window is a stair step
+         */
+        boolean isStair(float[] samples, int rows, int columns);
+    }
+
+    /** Optional observer of everything the pipeline produces (all methods default to nothing). */
+    public interface Listener {
+        /** The front end restarted at {@code tNs} after a gap; window indices start again at 0. */
+        default void onRestart(long tNs) {
+        }
+
+        /** Standardized sample number {@code index} (since the last restart). */
+        default void onSample(long index, long tNs, double[] sample, double vertical) {
+        }
+
+        /** A window closed; {@code stair} is the classifier's answer (false when rejected or without a classifier). */
+        default void onWindow(Window window, boolean stair) {
+        }
+    }
+
+    private final PipelineConfig config;
+    private final FrontEnd frontEnd;
+    private final Resampler resampler;  // null without rate_hz
+    private final SampleTail tail;
+    private final WindowClassifier classifier;
+    private final Listener listener;
+    private final double maxGapNs;
+    private final int columns;
+    private float[] windowBuffer = new float[0];
+
+    private boolean started;
+    private long lastT;
+    private long samples;
+    private long segments;
+    private long steps;
+    private long stairSteps;
+    private final long[] byStatus = new long[WindowStatus.values().length];
+
+    /**
+     * @param config the model's configuration ({@link ModelMetadata#configOf})
+     * @param method the concrete orientation method ({@link Standardizer#resolveOrientation})
+     * @param nativeRateHz the sensor rate requested; used only by {@code smoothing='count'} without {@code rate_hz}
+     * @param classifier scores kept windows, or null to count steps only
+     * @param listener observer, or null
+     */
+    public Pipeline(PipelineConfig config, String method, double nativeRateHz, WindowClassifier classifier, Listener listener) {
+        this.config = config;
+        this.frontEnd = new FrontEnd(config, method, nativeRateHz);
+        this.resampler = config.rateHz > 0 ? new Resampler(config.rateHz) : null;
+        this.columns = frontEnd.standardizer().columns();
+        this.tail = new SampleTail(columns, config.maxStepS);
+        this.classifier = classifier;
+        this.listener = listener;
+        this.maxGapNs = config.maxGapS * 1e9;
+    }
+
+    /**
+     * Consume one sensor sample (layout {@link RawSample}).
+     *
+     * @throws IllegalArgumentException when {@code tNs} does not increase
+     */
+    public void push(long tNs, double[] raw) {
+        if (started) {
+            if (tNs <= lastT) {
+                throw new IllegalArgumentException("timestamps must increase: t_ns=" + tNs + " after " + lastT);
+            }
+            if (tNs - lastT > maxGapNs) {
+                restart(tNs);
+            }
+        } else {
+            started = true;
+            segments = 1;
+        }
+        lastT = tNs;
+        samples++;
+        if (resampler == null) {
+            step(tNs, raw);
+            return;
+        }
+        resampler.offer(tNs, raw);
+        while (resampler.poll()) {
+            step(resampler.tNs, resampler.row);
+        }
+    }
+
+    private void restart(long tNs) {
+        frontEnd.reset();
+        tail.reset();
+        if (resampler != null) {
+            resampler.reset();
+        }
+        segments++;
+        if (listener != null) {
+            listener.onRestart(tNs);
+        }
+    }
+
+    private void step(long tNs, double[] raw) {
+        Window window = frontEnd.push(tNs, raw);
+        if (!frontEnd.produced()) {
+            return;
+        }
+        Standardizer std = frontEnd.standardizer();
+        tail.add(tNs, std.sample);
+        if (listener != null) {
+            listener.onSample(frontEnd.standardizedCount() - 1, tNs, std.sample, std.verticalAcc);
+        }
+        if (window == null) {
+            return;
+        }
+        byStatus[window.status.ordinal()]++;
+        boolean stair = false;
+        if (window.kept()) {
+            steps++;
+            if (classifier != null) {
+                int rows = (int) (window.stop - window.start);
+                if (windowBuffer.length < rows * columns) {
+                    windowBuffer = new float[rows * columns * 2];
+                }
+                tail.copy(window.start, window.stop, windowBuffer);
+                stair = classifier.isStair(windowBuffer, rows, columns);
+                if (stair) {
+                    stairSteps++;
+                }
+            }
+        }
+        if (listener != null) {
+            listener.onWindow(window, stair);
+        }
+    }
+
+    /** Steps counted: kept windows, each one step (works without a model). */
+    public long steps() {
+        return steps;
+    }
+
+    /** Kept windows the classifier called STAIR. */
+    public long stairSteps() {
+        return stairSteps;
+    }
+
+    /** Windows closed with this status (KEPT, or the duration filter's reason). */
+    public long windows(WindowStatus status) {
+        return byStatus[status.ordinal()];
+    }
+
+    /** Sensor samples consumed. */
+    public long samples() {
+        return samples;
+    }
+
+    /** Gap-free stretches seen: 1 + the number of restarts after gaps. */
+    public long segments() {
+        return segments;
+    }
+
+    /** Columns per standardized sample (the model input's second dimension). */
+    public int columns() {
+        return columns;
+    }
+
+    public PipelineConfig config() {
+        return config;
+    }
+}

@@ -1,0 +1,149 @@
+package org.stairsense.core;
+
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The front-end configuration a model was trained with: mirrors {@code stairsense/config.py}
+ * ({@code PipelineConfig}), spec donini-easymkl-komd-climbtheworld-admm §3.2–§3.5.
+ *
+ * <p>A phone never builds one by hand: {@link ModelMetadata#configOf} reads it from the exported
+ * model's {@code stairsense.config} metadata, so the front end always matches the classifier.
+ * Every key Python writes must be present and no other: a model from a newer exporter with a key
+ * this core does not know is refused rather than run with that key ignored.
+ */
+public final class PipelineConfig {
+    /** Smoothing buffer eviction (spec §3.3). */
+    public enum Smoothing { TIME, COUNT, NONE }
+
+    /** The keys of Python's {@code PipelineConfig.to_dict()}, in its field order. */
+    static final List<String> KEYS = Arrays.asList(
+            "rate_hz", "smoothing", "smooth_ms", "gravity_ms", "orientation", "segmentation",
+            "peak_threshold", "valley_threshold", "hysteresis", "min_step_s", "max_step_s",
+            "window_ms", "window_overlap", "max_gap_s");
+
+    /** Orientation methods the Java core implements ({@code ahrs} needs the Madgwick filter, which it does not have). */
+    static final List<String> ORIENTATIONS = Arrays.asList("auto", "rotvec", "vertical", "linear", "mizell");
+
+    /** Resampling rate in Hz, or 0 for "keep the native rate" (Python's {@code None}). */
+    public final double rateHz;
+    public final Smoothing smoothing;
+    public final double smoothMs;
+    public final double gravityMs;
+    /** One of {@code auto, rotvec, vertical, linear, mizell}. */
+    public final String orientation;
+    public final double peakThreshold;
+    public final double valleyThreshold;
+    public final double hysteresis;
+    public final double minStepS;
+    public final double maxStepS;
+    public final double maxGapS;
+
+    private PipelineConfig(Map<String, Object> values) {
+        Set<String> unknown = new LinkedHashSet<>(values.keySet());
+        unknown.removeAll(KEYS);
+        if (!unknown.isEmpty()) {
+            throw new ModelConfigException("the model's configuration has keys " + unknown + " that this Java core "
+                    + "does not know (it knows " + KEYS + "); the model comes from a newer stairsense: update "
+                    + "android_stub/core to that version");
+        }
+        Set<String> missing = new LinkedHashSet<>(KEYS);
+        missing.removeAll(values.keySet());
+        if (!missing.isEmpty()) {
+            throw new ModelConfigException("the model's configuration lacks keys " + missing
+                    + "; re-export the model with this stairsense version");
+        }
+        Object rate = values.get("rate_hz");
+        rateHz = rate == null ? 0.0 : number(values, "rate_hz");
+        smoothing = Smoothing.valueOf(choice(values, "smoothing", Arrays.asList("time", "count", "none")).toUpperCase());
+        smoothMs = positive(values, "smooth_ms");
+        gravityMs = positive(values, "gravity_ms");
+        orientation = choice(values, "orientation", ORIENTATIONS);
+        String segmentation = text(values, "segmentation");
+        if (!segmentation.equals("pattern")) {
+            throw new ModelConfigException("segmentation=" + quoted(segmentation) + ": the Java core implements only "
+                    + "the step-pattern segmentation (spec §3.5); export a model trained with segmentation='pattern'");
+        }
+        peakThreshold = nonNegative(values, "peak_threshold");
+        valleyThreshold = nonNegative(values, "valley_threshold");
+        hysteresis = nonNegative(values, "hysteresis");
+        minStepS = positive(values, "min_step_s");
+        maxStepS = positive(values, "max_step_s");
+        positive(values, "window_ms");
+        double overlap = number(values, "window_overlap");
+        maxGapS = positive(values, "max_gap_s");
+        if (rate != null && !(rateHz > 0)) {
+            throw new ModelConfigException("rate_hz must be > 0 or null, got " + rateHz);
+        }
+        if (minStepS >= maxStepS) {
+            throw new ModelConfigException("min_step_s < max_step_s is required, got " + minStepS + " and " + maxStepS);
+        }
+        if (!(overlap >= 0 && overlap < 1)) {
+            throw new ModelConfigException("window_overlap must be in [0, 1), got " + overlap);
+        }
+        if (peakThreshold < hysteresis || valleyThreshold < hysteresis) {
+            // Same rule as stream/_segment.py::_check_thresholds.
+            throw new ModelConfigException("pattern segmentation needs peak_threshold and valley_threshold >= "
+                    + "hysteresis (got " + peakThreshold + ", " + valleyThreshold + " and " + hysteresis + ")");
+        }
+    }
+
+    /** Read the JSON object written by Python's {@code PipelineConfig.to_json()} / the export metadata. */
+    public static PipelineConfig fromJson(String json) {
+        return new PipelineConfig(Json.parseFlatObject(json));
+    }
+
+    /** Buffer lengths in ns as Python's {@code _ms}: {@code int(round(ms * 1e6))}, round half to even. */
+    static long millisToNanos(double ms) {
+        return (long) Math.rint(ms * 1e6);
+    }
+
+    private static String quoted(String s) {
+        return "'" + s + "'";
+    }
+
+    private static double number(Map<String, Object> values, String key) {
+        Object v = values.get(key);
+        if (!(v instanceof Double)) {
+            throw new ModelConfigException(key + " must be a number, got " + v);
+        }
+        return (Double) v;
+    }
+
+    private static double positive(Map<String, Object> values, String key) {
+        double v = number(values, key);
+        if (!(v > 0)) {
+            throw new ModelConfigException(key + " must be > 0, got " + v);
+        }
+        return v;
+    }
+
+    private static double nonNegative(Map<String, Object> values, String key) {
+        double v = number(values, key);
+        if (!(v >= 0)) {
+            throw new ModelConfigException(key + " must be >= 0, got " + v);
+        }
+        return v;
+    }
+
+    private static String text(Map<String, Object> values, String key) {
+        Object v = values.get(key);
+        if (!(v instanceof String)) {
+            throw new ModelConfigException(key + " must be a string, got " + v);
+        }
+        return (String) v;
+    }
+
+    private static String choice(Map<String, Object> values, String key, List<String> allowed) {
+        String v = text(values, key);
+        if (!allowed.contains(v)) {
+            String extra = key.equals("orientation") && v.equals("ahrs")
+                    ? "; 'ahrs' needs the Madgwick filter, which the Java core does not implement" : "";
+            throw new ModelConfigException(key + " must be one of " + allowed + ", got " + quoted(v) + extra);
+        }
+        return v;
+    }
+}

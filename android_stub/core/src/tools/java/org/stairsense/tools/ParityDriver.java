@@ -1,0 +1,157 @@
+package org.stairsense.tools;
+
+import java.io.BufferedOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import org.stairsense.core.Json;
+import org.stairsense.core.ModelMetadata;
+import org.stairsense.core.Pipeline;
+import org.stairsense.core.PipelineConfig;
+import org.stairsense.core.RawSample;
+import org.stairsense.core.Standardizer;
+import org.stairsense.core.Window;
+
+/**
+ * Runs the Java core on a raw log and writes everything it produced, for
+ * {@code tests/test_android_parity.py} to compare with the Python pipeline.
+ *
+ * <pre>java org.stairsense.tools.ParityDriver CONFIG.json METHOD NATIVE_RATE_HZ IN.bin OUT</pre>
+ *
+ * CONFIG.json is a PipelineConfig object, or an exported model's metadata map (what
+ * {@code session.get_modelmeta().custom_metadata_map} gives; the configuration is then read through
+ * {@code ModelMetadata.configOf}, the phone's path). METHOD is a concrete orientation method or {@code auto} (resolved from whether the first row
+ * has a rotation vector). Writes {@code OUT.windows.txt}: {@code R t_ns} at a restart after a gap,
+ * {@code W start stop t_start t_end STATUS} per window, and last {@code C steps}; and
+ * {@code OUT.samples.bin}: per standardized sample, little-endian int64 segment, index, t_ns, then
+ * 6 float64 columns (NaN-padded) and the vertical float64. An exception is written as
+ * {@code E message} and the exit status is 3.
+ */
+public final class ParityDriver {
+    private ParityDriver() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        if (args.length == 1 && args[0].equals("--serve")) {
+            serve();
+            return;
+        }
+        if (args.length != 5) {
+            System.err.println("usage: ParityDriver CONFIG.json METHOD NATIVE_RATE_HZ IN.bin OUT  |  ParityDriver --serve");
+            System.exit(2);
+        }
+        System.exit(run(args));
+    }
+
+    /**
+     * One run per stdin line (the five arguments, tab-separated), answering {@code done STATUS} on
+     * stdout: one JVM for a whole pytest session instead of one per generated example.
+     */
+    private static void serve() throws IOException {
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            int status;
+            try {
+                status = run(line.split("\t"));
+            } catch (RuntimeException | IOException e) {
+                status = 4;
+                System.err.println(e);
+            }
+            System.out.println("done " + status);
+            System.out.flush();
+        }
+    }
+
+    /** Reads a configuration file: a PipelineConfig JSON object, or a model's metadata map (as the phone does). */
+    private static PipelineConfig config(Path path) throws IOException {
+        String text = new String(Files.readAllBytes(path), StandardCharsets.UTF_8);
+        if (text.contains("\"stairsense.format\"")) {
+            return ModelMetadata.configOf(Json.parseStringMap(text), path.toString());
+        }
+        return PipelineConfig.fromJson(text);
+    }
+
+    private static int run(String[] args) throws IOException {
+        Path out = Paths.get(args[4]);
+        int status = 0;
+        try (PrintWriter windows = new PrintWriter(Files.newBufferedWriter(Paths.get(out + ".windows.txt")));
+             DataOutputStream samples = new DataOutputStream(new BufferedOutputStream(
+                     Files.newOutputStream(Paths.get(out + ".samples.bin")), 1 << 16))) {
+            Recorder recorder = new Recorder(windows, samples);
+            try {
+                PipelineConfig config = config(Paths.get(args[0]));
+                RawLog log = RawLog.read(Paths.get(args[3]));
+                String method = args[1];
+                if (method.equals("auto")) {
+                    boolean rotvec = log.size() > 0 && !Double.isNaN(log.rows[RawSample.ROTVEC]);
+                    boolean linacc = log.size() > 0 && !Double.isNaN(log.rows[RawSample.LINACC]);
+                    method = Standardizer.resolveOrientation(config, rotvec, linacc);
+                }
+                Pipeline pipeline = new Pipeline(config, method, Double.parseDouble(args[2]), null, recorder);
+                double[] raw = new double[RawSample.WIDTH];
+                for (int i = 0; i < log.size(); i++) {
+                    System.arraycopy(log.rows, i * RawSample.WIDTH, raw, 0, RawSample.WIDTH);
+                    pipeline.push(log.t[i], raw);
+                }
+                windows.println("C " + pipeline.steps());
+            } catch (RuntimeException e) {
+                windows.println("E " + e.getClass().getSimpleName() + ": " + e.getMessage());
+                status = 3;
+            }
+            recorder.flush();
+        }
+        return status;
+    }
+
+    /** Writes what the pipeline reports, in the formats above. */
+    private static final class Recorder implements Pipeline.Listener {
+        private final PrintWriter windows;
+        private final OutputStream samples;
+        private final ByteBuffer row = ByteBuffer.allocate(3 * 8 + 7 * 8).order(ByteOrder.LITTLE_ENDIAN);
+        private long segment;
+
+        Recorder(PrintWriter windows, OutputStream samples) {
+            this.windows = windows;
+            this.samples = samples;
+        }
+
+        @Override
+        public void onRestart(long tNs) {
+            segment++;
+            windows.println("R " + tNs);
+        }
+
+        @Override
+        public void onSample(long index, long tNs, double[] sample, double vertical) {
+            row.clear();
+            row.putLong(segment).putLong(index).putLong(tNs);
+            for (int c = 0; c < 6; c++) {
+                row.putDouble(c < sample.length ? sample[c] : Double.NaN);
+            }
+            row.putDouble(vertical);
+            try {
+                samples.write(row.array());
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void onWindow(Window w, boolean stair) {
+            windows.println("W " + w.start() + " " + w.stop() + " " + w.tStartNs() + " " + w.tEndNs() + " " + w.status());
+        }
+
+        void flush() throws IOException {
+            windows.flush();
+            samples.flush();
+        }
+    }
+}

@@ -1,0 +1,106 @@
+"""Python side of the Java core's parity tests and benchmark: compile, feed, read back.
+
+Used by ``tests/test_android_parity.py`` and ``benchmarks/bench_android_core.py`` (both put this
+folder on ``sys.path``). The Java side is ``android_stub/core`` plus the drivers in
+``android_stub/core/src/tools``.
+
+Logs go to Java as raw binary (little-endian rows of int64 ``t_ns`` and 10 float64: accelerometer,
+rotation vector, linear acceleration, NaN where not recorded), so no decimal round trip sits
+between the two languages' doubles.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = (ROOT / "core" / "src" / "main" / "java", ROOT / "core" / "src" / "tools" / "java")
+RAW_DTYPE = np.dtype([("t", "<i8"), ("v", "<f8", (10,))])
+SAMPLE_DTYPE = np.dtype([("segment", "<i8"), ("index", "<i8"), ("t", "<i8"), ("x", "<f8", (6,)), ("vertical", "<f8")])
+
+
+def java_missing() -> str | None:
+    """Why the Java core cannot be built here, or None when ``javac`` and ``java`` are on PATH."""
+    missing = [tool for tool in ("javac", "java") if shutil.which(tool) is None]
+    return f"{' and '.join(missing)} not on PATH (install a JDK 11+)" if missing else None
+
+
+def compile_core(out_dir: Path) -> Path:
+    """Compile the core and its drivers with ``javac --release 11`` (Android's language level); returns the class dir."""
+    files = sorted(str(p) for src in SOURCES for p in src.rglob("*.java"))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["javac", "--release", "11", "-d", str(out_dir), *files],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"javac failed on android_stub/core:\n{done.stderr}")
+    return out_dir
+
+
+def write_raw(log, path) -> None:
+    """Write a SensorLog's accelerometer, rotation vector and linear acceleration as raw binary rows
+    to ``path`` (a path, or an open binary file to append to)."""
+    rows = np.zeros(len(log), dtype=RAW_DTYPE)
+    rows["t"] = log.t_ns
+    rows["v"] = np.nan
+    rows["v"][:, 0:3] = log.acc
+    if log.rotvec is not None:
+        rows["v"][:, 3:7] = log.rotvec
+    if log.linacc is not None:
+        rows["v"][:, 7:10] = log.linacc
+    rows.tofile(path)
+
+
+@dataclass
+class JavaRun:
+    """What the Java pipeline produced on one log (see ``ParityDriver``)."""
+
+    restarts: list[int]
+    windows: list[tuple]  # (segment, start, stop, t_start, t_end, STATUS)
+    samples: np.ndarray   # SAMPLE_DTYPE
+    steps: int | None
+    error: str | None
+
+
+def read_run(prefix: Path) -> JavaRun:
+    restarts, windows, steps, error, segment = [], [], None, None, 0
+    for line in Path(f"{prefix}.windows.txt").read_text().splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "R":
+            segment += 1
+            restarts.append(int(rest))
+        elif kind == "W":
+            a, b, ts, te, status = rest.split()
+            windows.append((segment, int(a), int(b), int(ts), int(te), status))
+        elif kind == "C":
+            steps = int(rest)
+        elif kind == "E":
+            error = rest
+    samples = np.fromfile(f"{prefix}.samples.bin", dtype=SAMPLE_DTYPE)
+    return JavaRun(restarts, windows, samples, steps, error)
+
+
+class JavaCore:
+    """One long-lived ``ParityDriver --serve`` JVM; :meth:`run` costs a file write, not a JVM start."""
+
+    def __init__(self, classes: Path):
+        self._process = subprocess.Popen(
+            ["java", "-Xss8m", "-cp", str(classes), "org.stairsense.tools.ParityDriver", "--serve"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def run(self, config_json: Path, method: str, native_rate_hz: float, raw: Path, prefix: Path) -> JavaRun:
+        self._process.stdin.write("\t".join([str(config_json), method, repr(float(native_rate_hz)), str(raw),
+                                             str(prefix)]) + "\n")
+        self._process.stdin.flush()
+        answer = self._process.stdout.readline().strip()
+        if answer not in ("done 0", "done 3"):
+            raise RuntimeError(f"ParityDriver failed ({answer!r}) on {raw}")
+        return read_run(prefix)
+
+    def close(self):
+        self._process.stdin.close()
+        self._process.wait(timeout=30)

@@ -1,0 +1,283 @@
+"""The Java core (android_stub/core) against the Python front end, sample for sample (issue 12).
+
+The Java core is what a phone runs; the reference is the Python ``push`` form (DESIGN.md: the
+streaming form is the reference semantics), driven the way a phone stream arrives: the log is
+split at gaps longer than ``max_gap_s`` (replay's ``split-gaps``), each part resampled to
+``rate_hz`` when the configuration has one, then pushed sample by sample. Required: the same
+restarts, identical windows (sample indices, times, kept/rejected with the same reason), the same
+step count, and standardized samples within 1e-9 — in fact bit-identical, since the Java code does
+the same double operations in the same order.
+
+Skipped only when no JDK is on PATH.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stairsense import PipelineConfig, window_dataset
+from stairsense.stream import FrontEnd, SensorLog, resample, resolve_orientation, simulate, write_log
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "android_stub" / "tools"))
+import javacore  # noqa: E402
+
+STATUS = ("KEPT", "TOO_SHORT", "TOO_LONG", "TOO_FEW_SAMPLES")
+
+
+@pytest.fixture(scope="session")
+def java(tmp_path_factory):
+    reason = javacore.java_missing()
+    if reason:
+        pytest.skip(reason)
+    core = javacore.JavaCore(javacore.compile_core(tmp_path_factory.mktemp("javacore")))
+    yield core
+    core.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# the Python reference
+
+
+def python_reference(log: SensorLog, config: PipelineConfig, method: str, native_rate_hz: float):
+    """What the phone pipeline must produce, from the Python push form (see the module docstring)."""
+    cuts = np.flatnonzero(np.diff(log.t_ns) > config.max_gap_s * 1e9) + 1
+    bounds = [0, *cuts.tolist(), len(log)]
+    restarts, windows, samples = [], [], []
+    for segment, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        part = log.slice(a, b)
+        if segment:
+            restarts.append(int(part.t_ns[0]))
+        if config.rate_hz is not None:
+            part = resample(part, config.rate_hz)
+        front = FrontEnd(config, resolve_orientation(config, part) if method == "auto" else method,
+                         rate_hz=native_rate_hz)
+        n = len(part)
+        acc = part.acc.tolist()  # Python floats, as a phone's values arrive one by one
+        rotvec = part.rotvec.tolist() if part.rotvec is not None else [None] * n
+        linacc = part.linacc.tolist() if part.linacc is not None else [None] * n
+        index = 0
+        for i, t in enumerate(part.t_ns.tolist()):
+            # FrontEnd.push's two steps, spelled out to keep the standardized sample.
+            out = front.standardizer.push(t, acc[i], None, rotvec[i], linacc[i])
+            if out is None:
+                continue
+            _, sample, vertical = out
+            samples.append((segment, index, t, tuple(sample) + (np.nan,) * (6 - len(sample)), vertical))
+            index += 1
+            closed = front.windower.push(t, vertical)
+            if closed is not None:
+                windows.append((segment, closed.start, closed.stop, closed.t_start_ns, closed.t_end_ns,
+                                closed.status.name))
+    return restarts, windows, np.array(samples, dtype=javacore.SAMPLE_DTYPE)
+
+
+def run_both(java, tmp_path, log, config, method="auto", native_rate_hz=None):
+    native_rate_hz = log.rate_hz if native_rate_hz is None else native_rate_hz
+    (tmp_path / "config.json").write_text(config.to_json())
+    javacore.write_raw(log, tmp_path / "log.bin")
+    got = java.run(tmp_path / "config.json", method, native_rate_hz, tmp_path / "log.bin", tmp_path / "out")
+    return got, python_reference(log, config, method, native_rate_hz)
+
+
+def assert_parity(got: javacore.JavaRun, expected):
+    restarts, windows, samples = expected
+    assert got.error is None, got.error
+    assert got.restarts == restarts
+    assert got.windows == windows
+    assert got.steps == sum(w[-1] == "KEPT" for w in windows)
+    assert got.samples.size == samples.size
+    for field in ("segment", "index", "t"):
+        np.testing.assert_array_equal(got.samples[field], samples[field])
+    for field in ("x", "vertical"):
+        np.testing.assert_allclose(got.samples[field], samples[field], rtol=0, atol=1e-9)
+        # Stronger than the 1e-9 the issue asks: the same operations in the same order.
+        np.testing.assert_array_equal(got.samples[field], samples[field])
+
+
+# ------------------------------------------------------------------------------------------------
+# (a) simulated logs
+
+
+@pytest.mark.parametrize(("seed", "rate", "config"), [
+    (0, 50.0, PipelineConfig()),                                      # auto → rotvec, the thesis's chain
+    (1, 50.0, PipelineConfig(orientation="vertical")),               # accelerometer only
+    (2, 100.0, PipelineConfig(rate_hz=30)),                          # resampled, as the thesis runs
+    (3, 20.0, PipelineConfig(orientation="mizell", smoothing="none")),
+    (4, 50.0, PipelineConfig(orientation="linear", rate_hz=20, smoothing="count")),
+    (5, 200.0, PipelineConfig(orientation="vertical", peak_threshold=1.0, valley_threshold=0.8)),
+])
+def test_simulated_logs(java, tmp_path, seed, rate, config):
+    log = simulate(minutes=2, rate_hz=rate, seed=seed)  # > 4096 samples: the running sums are re-added
+    got, expected = run_both(java, tmp_path, log, config)
+    assert sum(w[-1] == "KEPT" for w in expected[1]) > 50, "the log should have steps"
+    assert_parity(got, expected)
+
+
+# ------------------------------------------------------------------------------------------------
+# (b) real recordings
+
+
+@pytest.mark.realdata
+def test_uci_hapt_recording(java, tmp_path, data_dir):
+    from stairsense.stream import load_uci_hapt
+
+    log = load_uci_hapt(data_dir, exp=1)[0]  # 50 Hz, accelerometer + gyroscope, no rotation vector
+    log = log.slice(0, min(len(log), 8000))
+    got, expected = run_both(java, tmp_path, log, PipelineConfig(orientation="vertical", rate_hz=30))
+    assert sum(w[-1] == "KEPT" for w in expected[1]) > 20
+    assert_parity(got, expected)
+
+
+@pytest.mark.realdata
+def test_oxford_recording(java, tmp_path, data_dir):
+    from stairsense.stream import load_oxford, oxford_recordings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # folders without an accelerometer file are named in a warning
+        log = load_oxford(oxford_recordings(data_dir)[0])  # irregular ~100-400 Hz timing, with gaps
+    log = log.slice(0, min(len(log), 20000))
+    got, expected = run_both(java, tmp_path, log, PipelineConfig(orientation="vertical"))
+    assert sum(w[-1] == "KEPT" for w in expected[1]) > 10
+    assert_parity(got, expected)
+
+
+# ------------------------------------------------------------------------------------------------
+# (c) generated streams: stationary stretches, steps, jitter, short and long gaps
+
+
+@st.composite
+def streams(draw):
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    rate = draw(st.sampled_from([20.0, 30.0, 50.0, 100.0, 200.0]))
+    jitter = draw(st.floats(0.0, 0.4))
+    t, acc, rotvec = [], [], []
+    now = 10**9 * draw(st.integers(0, 10**6))
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["still", "steps", "turn"]))
+        n = draw(st.integers(2, int(6 * rate)))
+        steps = 1e9 / rate * (1 + jitter * rng.uniform(-1, 1, n))
+        times = now + np.cumsum(np.maximum(steps, 1e6)).astype(np.int64)
+        q = rng.normal(size=4)
+        quats = np.tile(q / np.linalg.norm(q), (n, 1))
+        if kind == "turn":
+            quats = quats + np.linspace(0, 1, n)[:, None] * rng.normal(size=4)
+        up = quats[:, :3] / np.linalg.norm(quats[:, :3], axis=1, keepdims=True)  # any device-frame "up"
+        vertical = np.zeros(n)
+        if kind == "steps":
+            # A cadence drifting between 0.3 and 4 steps/s: window durations on both sides of the filter.
+            cadence = np.clip(rng.uniform(0.3, 4) * np.exp(np.cumsum(rng.normal(0, 0.03, n))), 0.3, 4)
+            phase = 2 * np.pi * np.cumsum(cadence * np.diff(times, prepend=times[0]) / 1e9)
+            vertical = rng.uniform(0.5, 4) * np.sin(phase)
+        a = up * (9.80665 + vertical)[:, None] + rng.normal(scale=draw(st.sampled_from([0.0, 0.02, 0.3])), size=(n, 3))
+        t.append(times)
+        acc.append(a)
+        rotvec.append(quats)
+        gap = draw(st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.31, 0.8]))
+        now = int(times[-1] + gap * 1e9)
+    log = SensorLog(np.concatenate(t), np.concatenate(acc), rotvec=np.concatenate(rotvec),
+                    linacc=np.concatenate(acc) * 0.1)
+    config = PipelineConfig(
+        orientation=draw(st.sampled_from(["rotvec", "vertical", "mizell", "linear"])),
+        smoothing=draw(st.sampled_from(["time", "count", "none"])),
+        rate_hz=draw(st.sampled_from([None, 30.0, 50.0])),
+        hysteresis=draw(st.sampled_from([0.0, 0.1])),
+        peak_threshold=draw(st.sampled_from([0.1, 0.5, 1.5])),
+    )
+    return log, config, rate
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(case=streams())
+def test_generated_streams(java, tmp_path, case):
+    log, config, rate = case
+    got, expected = run_both(java, tmp_path, log, config, method=config.orientation, native_rate_hz=rate)
+    assert_parity(got, expected)
+
+
+def test_gap_longer_than_the_smoothing_buffer_is_an_error_in_both(java, tmp_path):
+    """With max_gap_s above the buffer, a gap empties the smoother: both refuse at the same sample."""
+    log = simulate(minutes=0.2, seed=3)
+    t = log.t_ns.copy()
+    t[300:] += 400_000_000  # a 0.4 s hole, under max_gap_s=1 so no restart
+    log = SensorLog(t, log.acc, rotvec=log.rotvec)
+    config = PipelineConfig(max_gap_s=1.0)
+    (tmp_path / "config.json").write_text(config.to_json())
+    javacore.write_raw(log, tmp_path / "log.bin")
+    got = java.run(tmp_path / "config.json", "auto", log.rate_hz, tmp_path / "log.bin", tmp_path / "out")
+    with pytest.raises(ValueError, match=f"t_ns={t[300]}"):
+        python_reference(log, config, "auto", log.rate_hz)
+    assert got.error is not None and f"t_ns={t[300]}" in got.error
+
+
+# ------------------------------------------------------------------------------------------------
+# (d) end to end: Java windows, scored by the exported model, against `stairsense replay --model`
+
+
+@pytest.fixture(scope="module")
+def exported_model(tmp_path_factory):
+    from stairsense.export import export_model
+    from stairsense.models import StairstepModel, make_stairstep_pipeline
+
+    config = PipelineConfig(rate_hz=30)
+    data = window_dataset([simulate(minutes=2, seed=s) for s in (1, 2)], config)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # EasyMKL's convergence note on a small set
+        model = StairstepModel.train(make_stairstep_pipeline(k=20, random_state=0), data.X, data.y, config=config,
+                                     feature_names=data.feature_names)
+    path = tmp_path_factory.mktemp("model") / "stairs.onnx"
+    export_model(model, path, validation=simulate(minutes=2, seed=7))
+    return path
+
+
+def model_metadata(path) -> dict:
+    """The model's metadata map as ONNX Runtime gives it (what the phone reads with getCustomMetadata)."""
+    import onnxruntime
+
+    return dict(onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+                .get_modelmeta().custom_metadata_map)
+
+
+def test_java_windows_scored_by_onnx_match_replay(java, tmp_path, exported_model, capsys):
+    """`stairsense replay --model stairs.onnx` (run in-process) and the phone's path agree on the log."""
+    from stairsense.cli import main
+    from stairsense.export import OnnxStairModel
+
+    onnx_model = OnnxStairModel(exported_model)
+    metadata = model_metadata(exported_model)
+    (tmp_path / "stairs.metadata.json").write_text(json.dumps(metadata))  # the phone reads this map
+    log = simulate(minutes=3, seed=11, rate_hz=50)
+    javacore.write_raw(log, tmp_path / "log.bin")
+    got = java.run(tmp_path / "stairs.metadata.json", "auto", log.rate_hz, tmp_path / "log.bin", tmp_path / "out")
+    assert got.error is None, got.error
+    kept = [w for w in got.windows if w[-1] == "KEPT"]
+    index = np.concatenate([np.arange(a, b) for _, a, b, *_ in kept])
+    offsets = np.concatenate([[0], np.cumsum([b - a for _, a, b, *_ in kept])])
+    java_stairs = int(onnx_model.predict_windows(got.samples["x"][index, :3], offsets).sum())
+
+    write_log(log, tmp_path / "log.csv")
+    (tmp_path / "config.json").write_text(onnx_model.config.to_json())
+    assert main(["replay", str(tmp_path / "log.csv"), "--model", str(exported_model),
+                 "--config", str(tmp_path / "config.json"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["kept"] == len(kept) == got.steps
+    assert report["stair_steps"] == java_stairs
+    assert 0 < java_stairs < len(kept)  # both classes occur, so the comparison can fail
+
+
+def test_model_metadata_mismatch_is_refused(java, tmp_path, exported_model):
+    """A phone cannot run a model whose configuration the core does not implement: a clear error."""
+    metadata = model_metadata(exported_model)
+    config = json.loads(metadata["stairsense.config"])
+    metadata["stairsense.config"] = json.dumps({**config, "segmentation": "sliding"})
+    (tmp_path / "bad.metadata.json").write_text(json.dumps(metadata))
+    javacore.write_raw(simulate(minutes=0.1, seed=0), tmp_path / "log.bin")
+    got = java.run(tmp_path / "bad.metadata.json", "auto", 50.0, tmp_path / "log.bin", tmp_path / "out")
+    assert got.error is not None and "segmentation='sliding'" in got.error and "bad.metadata.json" in got.error
