@@ -13,9 +13,9 @@ import pickle
 from pathlib import Path
 
 import numpy as np
+from _common import data_dir
 
 CACHE = Path(__file__).resolve().parent / "out" / "robust"
-DATA = Path(os.environ.get("STAIRSENSE_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 
 
 def _cached(name: str, config, build):
@@ -47,7 +47,7 @@ def uci_windows(config):
     from stairsense.stream import load_uci_hapt
 
     def build():
-        logs = load_uci_hapt(DATA / "uci-hapt" / "RawData")
+        logs = load_uci_hapt(data_dir("uci-hapt", "RawData"))
         return _table(logs, config, lambda log: {"subject": f"uci{log.meta['subject']}", "placement": "waist",
                                                  "device": "GalaxySII", "dataset": "uci"})
 
@@ -61,7 +61,7 @@ def oxford_logs():
     from stairsense.stream import Activity, load_oxford, oxford_recordings
 
     logs = []
-    for folder in oxford_recordings(DATA / "oxford-stepcounter" / "optimisation"):
+    for folder in oxford_recordings(data_dir("oxford-stepcounter", "optimisation")):
         log = load_oxford(folder)
         if "placement" not in log.meta:  # the patient recording has no placement in its name
             continue

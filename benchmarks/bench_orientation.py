@@ -22,13 +22,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import git_commit, load_average, markdown_table
-from _robust_data import DATA, SIM_PLACEMENTS
+from _common import data_dir, git_commit, load_average, markdown_table, write_results
+from _robust_data import SIM_PLACEMENTS
 
 from stairsense import PipelineConfig
 from stairsense.stream import Activity, load_uci_hapt, resample, run_front_end, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
+MEASURES = ("stream/", "benchmarks/_robust_data.py")
 METHODS = ("vertical", "ahrs")
 SEGMENTS = {"upstairs": Activity.WALKING_UPSTAIRS, "downstairs": Activity.WALKING_DOWNSTAIRS,
             "walking": Activity.WALKING}
@@ -43,7 +44,7 @@ def _windows(log, method, rate):
 
 
 def uci_counts(rates):
-    logs = load_uci_hapt(DATA / "uci-hapt" / "RawData")
+    logs = load_uci_hapt(data_dir("uci-hapt", "RawData"))
     counts = {(rate, m, s): 0 for rate in rates for m in METHODS for s in SEGMENTS}
     for log in logs:
         for rate in rates:
@@ -111,7 +112,7 @@ def main(argv=None):
     lines += markdown_table(["rate (Hz)", "placement", "true stair steps", "recall vertical", "recall ahrs",
                              "windows on stairs vertical", "windows on stairs ahrs"], rows, "llrrrrr")
     lines += ["", f"Total wall time {time.perf_counter() - started:.0f} s.", ""]
-    (ROOT / "benchmarks" / "results" / "orientation.md").write_text("\n".join(lines))
+    write_results(ROOT / "benchmarks" / "results" / "orientation.md", "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import git_commit, load_average, markdown_table
+from _common import git_commit, load_average, markdown_table, write_results
 from _robust_data import SIM_PLACEMENTS, oxford_windows, simulated_windows, uci_windows
 
 from stairsense import PipelineConfig
@@ -25,6 +25,8 @@ from stairsense.models import make_stairstep_pipeline
 from stairsense.models.stairstep import heading_invariant_mask
 
 ROOT = Path(__file__).resolve().parents[1]
+MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "stairsense/pipeline.py",
+            "benchmarks/_robust_data.py")
 CONFIG = PipelineConfig(rate_hz=30, orientation="vertical")
 
 
@@ -61,7 +63,7 @@ def main(argv=None):
                              "F1"], rows, "llrrrr")
     lines += ["", "Target (issue 9): simulated pocket placements ≤ 5 % false-stair rate, like Oxford.",
               f"Total wall time {time.perf_counter() - started:.0f} s.", ""]
-    (ROOT / "benchmarks" / "results" / "placement_lopo.md").write_text("\n".join(lines))
+    write_results(ROOT / "benchmarks" / "results" / "placement_lopo.md", "\n".join(lines))
     print("\n".join(lines))
 
 

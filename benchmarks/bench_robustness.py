@@ -32,8 +32,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from _common import git_commit, load_average, markdown_table
-from _robust_data import DATA, oxford_logs, oxford_windows, simulated_windows, uci_windows
+from _common import data_dir, git_commit, load_average, markdown_table, write_results
+from _robust_data import oxford_logs, oxford_windows, simulated_windows, uci_windows
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import GroupKFold
 
@@ -43,6 +43,8 @@ from stairsense.models import EasyMKLSelector, StairstepModel, make_stairstep_pi
 from stairsense.models.stairstep import RestrictedSelector, heading_invariant_mask
 
 ROOT = Path(__file__).resolve().parents[1]
+MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "export/", "stairsense/pipeline.py",
+            "benchmarks/_robust_data.py")
 CONFIG = PipelineConfig(rate_hz=30, orientation="vertical")
 OXFORD_USERS = ("jamie", "carmelo", "dario")
 LAM, GAMMA = 0.01, 2.0**-5
@@ -159,7 +161,7 @@ def rf_tables(use_gyro):
 
     stair_codes = [int(a) for a in STAIR_ACTIVITIES]
     X, y, subj, up = [], [], [], []
-    for log in load_uci_hapt(DATA / "uci-hapt" / "RawData"):
+    for log in load_uci_hapt(data_dir("uci-hapt", "RawData")):
         f, idx = _fixed_window_features(log.acc, log.gyro if use_gyro else None, 50.0)
         lab = log.label[idx]
         stair = np.isin(lab, stair_codes).all(1)
@@ -278,7 +280,7 @@ def main(argv=None):
     fit = {name: np.median(r["fit_s"]) for name, r in results.items()}
     lines += ["", "Median fit seconds per fold: " + ", ".join(f"{k}: {v:.0f}" for k, v in fit.items()) + ".",
               f"Total wall time {time.perf_counter() - started:.0f} s.", ""]
-    (ROOT / "benchmarks" / "results" / args.out).write_text("\n".join(lines))
+    write_results(ROOT / "benchmarks" / "results" / args.out, "\n".join(lines))
     print("\n".join(lines))
 
 
