@@ -333,7 +333,7 @@ def test_load_labelled_logs_names_unusable_inputs(tmp_path):
                            tmp_path / "u.csv")
     with pytest.raises(ValueError, match="u.csv: no 'label' column"):
         load_labelled_logs([unlabelled])
-    with pytest.raises(ValueError, match="not UCI HAPT RawData"):
+    with pytest.raises(ValueError, match="neither UCI HAPT RawData"):
         load_labelled_logs([tmp_path])
 
 
