@@ -5,6 +5,7 @@ from ._kernel_access import LinearKernel, PrecomputedKernel, RowOracleKernel
 from ._kernel_machine_estimators import KernelMachineClassifier, KernelMachineRegressor
 from ._kernel_machines import KernelMachineSolution, kernel_machine_objective, solve_kernel_machine
 from ._komd import KOMDClassifier
+from .multitask import MTONMKLClassifier, OutputKernelClassifier, OutputKernelRegressor, okl_path
 from ._losses import LOSS_NAMES, Loss
 from ._rls2 import RLS2Classifier, RLS2Path, RLS2Regressor, RLS2Selector, rls2_path
 from ._simplex_pairwise import simplex_least_squares
@@ -33,6 +34,10 @@ __all__ = [
     "PROTOCOLS",
     "CLASSIFIERS",
     "ADMMMultiTaskClassifier",
+    "MTONMKLClassifier",
+    "OutputKernelClassifier",
+    "OutputKernelRegressor",
+    "okl_path",
     "KOMDClassifier",
     "EasyMKL",
     "EasyMKLSelector",

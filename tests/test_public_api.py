@@ -3,7 +3,8 @@ import importlib
 
 import pytest
 
-SUBPACKAGES = ["stairsense", "stairsense.stream", "stairsense.features", "stairsense.models", "stairsense.export"]
+SUBPACKAGES = ["stairsense", "stairsense.stream", "stairsense.features", "stairsense.models", "stairsense.models.multitask",
+               "stairsense.export"]
 
 
 @pytest.mark.parametrize("name", SUBPACKAGES)

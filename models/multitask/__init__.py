@@ -1,4 +1,13 @@
 """Multi-task models: output kernel learning (OKL) and MT-ONMKL."""
+from ._mtonmkl import (
+    MTONMKLClassifier,
+    base_kernels,
+    kernel_alignment_matrix,
+    neighborhood_step,
+    task_expansion,
+    task_weights,
+    theta_step,
+)
 from ._okl import (
     MaskedOutputs,
     OKLFit,
@@ -13,6 +22,13 @@ from ._okl import (
 )
 
 __all__ = [
+    "MTONMKLClassifier",
+    "base_kernels",
+    "kernel_alignment_matrix",
+    "neighborhood_step",
+    "task_expansion",
+    "task_weights",
+    "theta_step",
     "MaskedOutputs",
     "OKLFit",
     "OutputKernelClassifier",
