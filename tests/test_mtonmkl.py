@@ -106,8 +106,13 @@ def test_theta_step_matches_a_generic_bounded_solver():
     oracle = minimize(lambda v: v @ (A + 1e-3 * np.eye(8)) @ v - v @ r, np.ones(8), method="L-BFGS-B",
                       bounds=[(0, None)] * 8, options={"ftol": 1e-15, "gtol": 1e-12}).x
     np.testing.assert_allclose(theta, oracle, atol=1e-5)
-    budgeted = theta_step(A, r, ridge=1e-3, budget=0.5 * theta.sum())
-    assert budgeted.sum() <= 0.5 * theta.sum() + 1e-8 and np.all(budgeted >= 0)
+    budget = 0.5 * theta.sum()
+    budgeted = theta_step(A, r, ridge=1e-3, budget=budget)
+    constrained = minimize(lambda v: v @ (A + 1e-3 * np.eye(8)) @ v - v @ r, np.full(8, budget / 8), method="SLSQP",
+                           bounds=[(0, None)] * 8, constraints=[{"type": "ineq", "fun": lambda v: budget - v.sum()}],
+                           options={"ftol": 1e-14, "maxiter": 1000}).x
+    np.testing.assert_allclose(budgeted, constrained, atol=1e-5)
+    assert budgeted.sum() <= budget + 1e-8 and np.all(budgeted >= 0)
 
 
 def svm_dual_value(K, y, signed):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.optimize import minimize, nnls
+from scipy.optimize import nnls
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.metrics import accuracy_score
 from sklearn.metrics.pairwise import euclidean_distances
@@ -141,9 +141,10 @@ def theta_step(A, linear, ridge=0.0, budget=None):
     """``argmin_{theta >= 0} theta' A theta - theta' r (+ ridge ||theta||^2)``, optionally ``sum theta <= budget``.
 
     Without a budget this is an NNLS (B4 "QP solver"): with ``A + ridge I = U S U'`` and
-    ``R = S^{1/2} U'`` the objective is ``||R theta - S^{-1/2} U' r / 2||^2 + const``. The budget
-    (the ``Σθ <= 1`` of the MT-MKL baseline, H10) goes through SLSQP from the NNLS point scaled
-    into the feasible set.
+    ``R = S^{1/2} U'`` the objective is ``||R theta - S^{-1/2} U' r / 2||^2 + const``. With a budget
+    (the ``sum theta <= 1`` of the MT-MKL baseline, H10) the KKT conditions make the solution the
+    NNLS one for ``r - nu 1``, with the multiplier ``nu >= 0`` found by bisection: ``sum theta(nu)``
+    is non-increasing in ``nu``.
 
     Parameters
     ----------
@@ -151,27 +152,34 @@ def theta_step(A, linear, ridge=0.0, budget=None):
     linear : ndarray of shape (N,)
         ``r``.
     ridge : float, default=0.0
-        Added to the diagonal for a unique solution (A is singular, H1).
+        Added to the diagonal for a unique solution (A is singular, H1); needs ``> 0`` with a budget.
     budget : float, default=None
 
     Returns
     -------
     ndarray of shape (N,)
     """
-    H = A + ridge * np.eye(len(A))
-    S, U = np.linalg.eigh(H)
+    S, U = np.linalg.eigh(A + ridge * np.eye(len(A)))
     keep = S > S.max() * 1e-12
     S, U = S[keep], U[:, keep]
     R = np.sqrt(S)[:, None] * U.T
-    theta, _ = nnls(R, (U.T @ linear) / (2.0 * np.sqrt(S)), maxiter=50 * len(A))
+
+    def solve(r):
+        return nnls(R, (U.T @ r) / (2.0 * np.sqrt(S)), maxiter=50 * len(A))[0]
+
+    theta = solve(linear)
     if budget is None or theta.sum() <= budget:
         return theta
-    start = theta * (budget / theta.sum())
-    result = minimize(lambda v: (v @ H @ v - v @ linear, 2 * H @ v - linear), start, jac=True, method="SLSQP",
-                      bounds=[(0.0, None)] * len(A),
-                      constraints=[{"type": "ineq", "fun": lambda v: budget - v.sum(), "jac": lambda v: -np.ones_like(v)}],
-                      options={"maxiter": 500, "ftol": 1e-12})
-    return np.maximum(result.x, 0.0)
+    low, high = 0.0, float(np.max(linear))  # at nu = max(r) the linear term is <= 0: theta = 0
+    for _ in range(100):
+        nu = 0.5 * (low + high)
+        if solve(linear - nu).sum() > budget:
+            low = nu
+        else:
+            high = nu
+        if high - low <= 1e-12 * max(high, 1.0):
+            break
+    return solve(linear - high)
 
 
 def _svm_dual(K, y, C):
