@@ -192,6 +192,21 @@ def test_literal_variant_refuses_unstable_settings_and_converges_when_stable():
     assert model.theta_changes_[-1] <= 1e-4 and np.isfinite(model.theta_).all()
 
 
+def test_fold_in_gives_a_new_task_an_svm_on_the_population_kernel():
+    X, y, tasks = tasks_data()
+    model = MTONMKLClassifier(max_iter=10).fit(X[tasks < 2], y[tasks < 2], tasks[tasks < 2])
+    population = model.task_weights_.mean(axis=0)
+    before = model.decision_function(X[:5], np.zeros(5, dtype=int))
+    model.fold_in(X[tasks == 2], y[tasks == 2], tasks[tasks == 2])
+    assert model.tasks_.tolist() == [0, 1, 2]
+    np.testing.assert_allclose(model.decision_function(X[:5], np.zeros(5, dtype=int)), before)
+    K = np.tensordot(population, base_kernels(X[tasks == 2]), axes=1)
+    svc = SVC(C=1.0, kernel="precomputed", tol=1e-6).fit(K, y[tasks == 2])
+    np.testing.assert_allclose(model.decision_function(X[:5], np.full(5, 2)),
+                               svc.decision_function(np.tensordot(population, base_kernels(X[:5], X[tasks == 2]), axes=1)),
+                               rtol=1e-6, atol=1e-6)
+
+
 def test_unseen_task_is_refused():
     X, y, tasks = tasks_data()
     model = MTONMKLClassifier(max_iter=3).fit(X, y, tasks)

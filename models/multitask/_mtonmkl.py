@@ -356,6 +356,28 @@ class MTONMKLClassifier(ClassifierMixin, BaseEstimator):
         self._train = [(X[r], d, b) for r, (d, b) in zip(rows, duals)]
         return self
 
+    def fold_in(self, X, y, tasks):
+        """Add (or replace) tasks with their own SVM on a population kernel, other tasks frozen (spec B8).
+
+        A new user gets ``theta_u`` = the mean of the fitted ``theta_t`` (``mu`` plus the mean
+        ``lambda_t``; B8 proposes ``mu`` alone, which is 0 whenever the ``lambda_t`` carry all the
+        weight) and an SVM on its labelled rows. Returns ``self``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        tasks = self._check_tasks(tasks, X.shape[0], "fold_in")
+        population = self.task_weights_.mean(axis=0)
+        known = dict(zip(self.tasks_.tolist(), zip(self._train, self.task_weights_)))
+        for task in np.unique(tasks).tolist():
+            rows = tasks == task
+            signs = np.where(np.asarray(y)[rows] == self.classes_[1], 1.0, -1.0)
+            signed, bias = _svm_dual(np.tensordot(population, base_kernels(X[rows]), axes=1), signs, self.C)
+            known[task] = ((X[rows], signed, bias), population)
+        self.tasks_ = np.array(sorted(known))
+        self._train = [known[t][0] for t in self.tasks_.tolist()]
+        self.task_weights_ = np.array([known[t][1] for t in self.tasks_.tolist()])
+        return self
+
     def decision_function(self, X, tasks=None):
         """``f_t(x)`` of each row's task; positive predicts ``classes_[1]``.
 

@@ -376,7 +376,7 @@ class _OutputKernelBase(BaseEstimator):
     }
 
     def __init__(self, alpha=1.0, rank=5, output_kernel="learned", kernel="rbf", gamma=None, degree=2, coef0=1.0,
-                 n_components=None, max_iter=100, tol=1e-6, cg_tol=1e-8, random_state=None):
+                 n_components=None, max_iter=100, tol=1e-5, cg_tol=1e-6, random_state=None):
         self.alpha = alpha
         self.rank = rank
         self.output_kernel = output_kernel
@@ -484,10 +484,10 @@ _DOC_PARAMETERS = """
         (exact kernel, ``O(rows^3)``).
     max_iter : int, default=100
         BCD iterations.
-    tol : float, default=1e-6
-        Relative decrease of ``J`` that stops BCD.
-    cg_tol : float, default=1e-8
-        CG relative residual of the A-step.
+    tol : float, default=1e-5
+        Relative decrease of ``J`` that stops BCD (spec default, G6).
+    cg_tol : float, default=1e-6
+        CG relative residual of the A-step (spec default, G3).
     random_state : int, RandomState or None, default=None
         Seeds the initial ``B``, its re-draws and the Nystroem landmarks.
 
