@@ -91,10 +91,10 @@ def test_objective_equals_the_function_space_form_2():
     assert okl_objective(F, F.T @ A, B, obs, 0.7) == pytest.approx(dense_J(A, B, K, W, Y, 0.7), rel=1e-10)
 
 
-@pytest.mark.parametrize("rank", [4, 2])
+@pytest.mark.parametrize("rank", [3, 2])
 def test_bcd_reaches_the_minimum_found_by_scipy(rank):
-    K, F, W, Y, obs = problem(weighted=True)
-    lam, (n, m) = 0.2, W.shape
+    K, F, W, Y, obs = problem(n_rows=6, n_tasks=3, weighted=True)
+    lam, (n, m) = 0.5, W.shape
 
     def value_and_grad(v):
         A, B = v[: n * rank].reshape(n, rank), v[n * rank:].reshape(m, rank)
@@ -107,22 +107,22 @@ def test_bcd_reaches_the_minimum_found_by_scipy(rank):
     best = min(
         minimize(value_and_grad, rng.normal(size=(n + m) * rank), jac=True, method="L-BFGS-B",
                  options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 20000}).fun
-        for _ in range(3)
+        for _ in range(2)
     )
     # J is not jointly convex for p < m (spec A2): both solvers take the best of a few random starts.
     fits = [okl_solve(F, obs, lam, rng.normal(size=(m, rank)), max_iter=20000, tol=1e-10, cg_tol=1e-10,
-                      random_state=0) for _ in range(3)]
+                      random_state=0) for _ in range(2)]
     assert min(fit.objective for fit in fits) == pytest.approx(best, rel=1e-6)
     for fit in fits:
         assert np.all(np.diff(fit.objectives) <= 1e-12 * fit.objectives[0])  # every BCD iteration decreases J
 
 
 def test_path_is_monotone_and_starts_at_lambda_max():
-    K, F, W, Y, obs = problem(n_tasks=5, density=0.8)
+    K, F, W, Y, obs = problem(n_rows=6, n_tasks=4, density=0.8)
     lam_max = okl_lambda_max(F, obs)
     assert lam_max == pytest.approx(np.linalg.norm(F.T @ (W * Y), 2))
-    lambdas = lam_max * np.geomspace(1.0, 1e-2, 8)
-    fits = okl_path(F, obs, np.concatenate([[1.05 * lam_max], lambdas]), rank=5, max_iter=1000, max_iter_warm=1000,
+    lambdas = lam_max * np.geomspace(1.0, 3e-2, 6)
+    fits = okl_path(F, obs, np.concatenate([[1.05 * lam_max], lambdas]), rank=4, max_iter=1000, max_iter_warm=1000,
                     tol=1e-11, cg_tol=1e-11, random_state=0)
     assert np.abs(F @ fits[0].A_F @ fits[0].B.T).max() < 1e-6  # above lam_max the origin is the optimum
     assert np.abs(F @ fits[2].A_F @ fits[2].B.T).max() > 1e-3  # below it is not
