@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from _common import git_commit, load_average, markdown_table, median_time, python_stdout
-from stairsense.models.multitask import MaskedOutputs, okl_lambda_max, okl_objective, okl_path, okl_solve
+from stairsense.models.multitask import MaskedOutputs, okl_lambda_max, okl_path, okl_solve
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -295,33 +295,16 @@ def plot_synthetic(rows, path):
     fig.savefig(path, dpi=110)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer ranks and lambdas, short peer cap")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--movielens-child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    n_lambdas = 8 if args.quick else 12
-    if args.movielens_child:
-        movielens_child(n_lambdas, args.seed)
-        return
-    ranks = [4, 16, 32] if args.quick else [2, 4, 8, 16, 32, 50, 64]
-    started = time.perf_counter()
-    synthetic, signal = run_synthetic(ranks, n_lambdas, args.seed)
-    child = json.loads(python_stdout(str(Path(__file__)), "--movielens-child", "--seed", str(args.seed),
-                                     *(["--quick"] if args.quick else [])).strip().splitlines()[-1])
-    print(child, file=sys.stderr, flush=True)
-    models, peer = run_movielens_models(n_lambdas, args.seed, 60.0 if args.quick else 300.0)
-    plot_synthetic(synthetic, RESULTS / "okl_synthetic.png")
+def header(command, started):
+    return (f"Command: `.venv/bin/python {command}` at commit `{git_commit(HERE)}`; load average "
+            f"{load_average()} (shared 2-core machine, timings noisy; one run each). Total "
+            f"{time.perf_counter() - started:.0f} s.")
+
+
+def synthetic_section(synthetic, signal, n_lambdas):
     okl_rows = [r for r in synthetic if r["model"] == "OKL"]
     best = min(okl_rows, key=lambda r: r["mse"])
-    command = "benchmarks/bench_okl.py" + (" --quick" if args.quick else "")
-    lines = [
-        "# Output kernel learning: §4.1 synthetic experiment and a MovieLens-100K-sized fit",
-        "",
-        f"Command: `.venv/bin/python {command}` at commit `{git_commit(HERE)}`; load average "
-        f"{load_average()} (shared 2-core machine, timings noisy; one run each). Total {time.perf_counter() - started:.0f} s.",
-        "",
+    return [
         "## §4.1: 200 tasks from 50 latent GPs (true rank 50), 70/30 split, SNR 1:1",
         "",
         f"{n_lambdas} lam values log-spaced over [1e-3, 1] x lam_max, chosen per model on the 30 validation "
@@ -335,6 +318,11 @@ def main(argv=None):
         f"Best OKL MSE {best['mse']:.4f} at p = {best['p']} (paper anchor: best at an intermediate p = 32 < 50). "
         "![MSE and time vs p](okl_synthetic.png)",
         "",
+    ]
+
+
+def movielens_section(child, models, peer):
+    return [
         "## MovieLens-100K size (SYNTHETIC ratings; MovieLens itself cannot be downloaded on this machine)",
         "",
         f"{child['n_tasks']} users x {child['n_rows']} movies, {child['n_ratings']} ratings (every user >= 20, "
@@ -371,8 +359,40 @@ def main(argv=None):
         + f"; its final J = {peer['peer_objective']:.6g} after {peer['peer_total']:.1f} s.",
         "",
     ]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer ranks and lambdas, short peer cap")
+    parser.add_argument("--part", choices=("synthetic", "movielens"), default=None,
+                        help="run one part only (writes okl_<part>.md instead of okl.md)")
+    parser.add_argument("--ranks", default=None, help="comma-separated ranks p of §4.1 (default 2,4,8,16,32,50,64)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--movielens-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    n_lambdas = 8 if args.quick else 12
+    if args.movielens_child:
+        movielens_child(n_lambdas, args.seed)
+        return
+    started = time.perf_counter()
+    lines = ["# Output kernel learning: §4.1 synthetic experiment and a MovieLens-100K-sized fit", "", ""]
+    if args.part in (None, "synthetic"):
+        ranks = [int(p) for p in args.ranks.split(",")] if args.ranks else (
+            [4, 16, 32] if args.quick else [2, 4, 8, 16, 32, 50, 64])
+        synthetic, signal = run_synthetic(ranks, n_lambdas, args.seed)
+        plot_synthetic(synthetic, RESULTS / "okl_synthetic.png")
+        lines += synthetic_section(synthetic, signal, n_lambdas)
+    if args.part in (None, "movielens"):
+        child = json.loads(python_stdout(str(Path(__file__)), "--movielens-child", "--seed", str(args.seed),
+                                         *(["--quick"] if args.quick else [])).strip().splitlines()[-1])
+        print(child, file=sys.stderr, flush=True)
+        models, peer = run_movielens_models(n_lambdas, args.seed, 60.0 if args.quick else 300.0)
+        lines += movielens_section(child, models, peer)
+    command = "benchmarks/bench_okl.py" + (" --quick" if args.quick else "") + (f" --part {args.part}" if args.part else "") \
+        + (f" --ranks {args.ranks}" if args.ranks else "")
+    lines[2] = header(command, started)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "okl.md").write_text("\n".join(lines))
+    (RESULTS / (f"okl_{args.part}.md" if args.part else "okl.md")).write_text("\n".join(lines))
     print("\n".join(lines))
 
 
