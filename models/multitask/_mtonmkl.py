@@ -16,6 +16,11 @@ its problem is unbounded below and it is stable only for ``eta > 7 beta``); ``"c
 ``-2c`` regulariser and the exact ``theta``-step, ``gamma = theta - (beta/eta) A^+ d`` and
 ``theta = argmin theta'A theta - theta'(2 A gamma + (2/eta) q)``: a proximal method for
 trace-regularised multi-task MKL (the spec's recommended default, B8).
+
+Derived here (and tested): in the consistent variant every term depends on ``theta_t = mu + lambda_t``
+alone, so ``mu`` only re-parametrises and the fit equals ITL (``mu = 0``) task by task: the
+neighbourhood model shares nothing between tasks once its regulariser is made consistent. Sharing
+needs a coupling constraint, such as MT-MKL's common budget ``sum theta <= 1``.
 """
 from __future__ import annotations
 
