@@ -90,7 +90,7 @@ class MaskedOutputs:
         --------
         >>> Y = MaskedOutputs.from_entries([0, 0, 1], [1, 1, 0], [1.0, 3.0, 5.0])
         >>> Y.values.tolist(), Y.weights.tolist(), Y.shape
-        ([5.0, 2.0], [1.0, 2.0], (2, 2))
+        ([2.0, 5.0], [2.0, 1.0], (2, 2))
         """
         rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
         values = np.asarray(values, dtype=float)
