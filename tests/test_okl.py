@@ -202,3 +202,12 @@ def test_bad_tasks_are_refused_with_a_reason():
 @parametrize_with_checks([OutputKernelRegressor(rank=2, max_iter=30), OutputKernelClassifier(rank=2, max_iter=30)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_inexact_a_steps_keep_the_objective_decreasing():
+    K, F, W, Y, obs = problem(n_rows=10, n_tasks=5, weighted=True)
+    fit = okl_solve(F, obs, 0.1, np.random.default_rng(8).normal(size=(5, 3)), max_iter=200, tol=1e-12, max_cg=2)
+    assert fit.n_cg <= 2 * fit.n_iter
+    assert np.all(np.diff(fit.objectives) <= 1e-12 * fit.objectives[0])
+    exact = okl_solve(F, obs, 0.1, np.random.default_rng(8).normal(size=(5, 3)), max_iter=2000, tol=1e-12)
+    assert fit.objective == pytest.approx(exact.objective, rel=1e-3)

@@ -263,7 +263,8 @@ def okl_b_step(E, Y, lam):
     return B
 
 
-def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, max_iter=50, tol=1e-6, cg_tol=1e-8, random_state=None):
+def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, max_iter=50, tol=1e-6, cg_tol=1e-8, max_cg=None,
+              random_state=None):
     """Block coordinate descent at one ``lam`` (spec A3 pseudocode), A-step first.
 
     Parameters
@@ -282,6 +283,10 @@ def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, max_iter=50, tol=1e-6,
     tol : float, default=1e-6
         Stop when ``J`` decreases by less than ``tol * J`` in one iteration (G6).
     cg_tol : float, default=1e-8
+    max_cg : int, default=None
+        CG iterations per A-step (``None``: see :func:`okl_a_step`). A small cap makes the A-step
+        inexact but keeps ``J`` non-increasing: warm-started CG lowers the A-quadratic, which is
+        ``J`` with ``B`` fixed, at every iteration.
     random_state : int, RandomState or None
         Draws the replacement ``B ~ N(0, 1)`` when ``||B||_F < 1e-8 sqrt(m p)`` (G5).
 
@@ -297,7 +302,7 @@ def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, max_iter=50, tol=1e-6,
     for _ in range(1 if fixed_B else max_iter):
         if not fixed_B and np.linalg.norm(B) < threshold:
             B = rng.standard_normal(B.shape)
-        A_F, used = okl_a_step(F, B, Y, lam, A_F, tol=cg_tol)
+        A_F, used = okl_a_step(F, B, Y, lam, A_F, tol=cg_tol, max_cg=max_cg)
         n_cg += used
         if not fixed_B:
             B = okl_b_step(F @ A_F, Y, lam)
