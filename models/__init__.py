@@ -25,6 +25,10 @@ from .kernel_machines import (
 from .mkl import EasyMKL, EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
 from .multitask import (
     ADMMMultiTaskClassifier,
+    MTONMKLClassifier,
+    OutputKernelClassifier,
+    OutputKernelRegressor,
+    okl_path,
     OnlineMultiTaskClassifier,
     OnlineMultiTaskClient,
     OnlineMultiTaskLearner,
@@ -73,6 +77,10 @@ __all__ = [
     "RiverMultiTaskRegressor",
     "RiverMultiTaskClassifier",
     "UnknownEntryError",
+    "OutputKernelRegressor",
+    "OutputKernelClassifier",
+    "okl_path",
+    "MTONMKLClassifier",
     "KOMDClassifier",
     "NystroemKOMDClassifier",
     "EasyMKL",

@@ -1,0 +1,621 @@
+"""Low-rank output kernel learning (OKL) by block coordinate descent.
+
+Implements spec ``okl-and-neighborhood-mtmkl.md`` part A (Dinuzzo, "Learning output kernels for
+multi-task problems"): the factorised problem (A2, eq. 4)::
+
+    J(A, B) = sum_ij w_ij (y_ij - (K A B^T)_ij)^2 / (2 lam) + <A, K A>/2 + ||B||_F^2 / 2
+
+over ``A`` (rows x p) and ``B`` (tasks x p), with the output kernel ``L = B B^T`` (task similarity)
+and the input kernel ``K = F F^T`` given through a factor ``F`` (rows x r). Everything is written in
+``A_F = F^T A`` (A3 option 3, the paper's choice): the A-step is Jacobi-preconditioned CG on the SPD
+operator ``L_F``, the B-step one ridge regression per task, the path descends in ``lam`` from
+``lam_max = ||F^T Y||_2`` with warm starts (§3.3.1), and ``B`` is redrawn when it collapses (§3.3.2).
+
+Weights ``w_ij >= 0`` generalise the binary mask (A6 G15): a weight ``n`` is ``n`` replicated
+observations, which is how repeated (input, task) pairs and ``sample_weight`` enter (G13).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse.linalg import LinearOperator, cg
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.kernel_approximation import Nystroem
+from sklearn.metrics import accuracy_score
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from tqdm.auto import tqdm
+
+__all__ = [
+    "MaskedOutputs",
+    "OKLFit",
+    "OutputKernelClassifier",
+    "OutputKernelRegressor",
+    "okl_a_step",
+    "okl_b_step",
+    "okl_lambda_max",
+    "okl_objective",
+    "okl_path",
+    "okl_solve",
+]
+
+
+@dataclass(frozen=True)
+class MaskedOutputs:
+    """Observed entries of the (rows x tasks) output matrix ``Y`` with weights ``W`` (spec A1, G15).
+
+    Build it with :meth:`from_entries`, which merges repeated (row, task) pairs into one entry
+    with the weighted mean value and the summed weight (the same squared loss up to a constant).
+
+    Attributes
+    ----------
+    rows, cols : ndarray of int of shape (nnz,)
+        Row (input) and column (task) of each observed entry, sorted by (row, task).
+    values, weights : ndarray of shape (nnz,)
+        ``y_ij`` and ``w_ij > 0``.
+    shape : tuple of int
+        ``(n_rows, n_tasks)``.
+    """
+
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+    weights: np.ndarray
+    shape: tuple
+    indptr: np.ndarray  # CSR row pointer of the pattern: entries are stored in CSR order
+
+    @classmethod
+    def from_entries(cls, rows, cols, values, weights=None, shape=None):
+        """Merge ``(rows[k], cols[k], values[k], weights[k])`` into unique weighted entries.
+
+        Parameters
+        ----------
+        rows, cols : array-like of int of shape (n,)
+        values : array-like of shape (n,)
+        weights : array-like of shape (n,), default=None
+            Non-negative; ``None`` means 1. Entries of weight 0 are dropped.
+        shape : tuple of int, default=None
+            ``(n_rows, n_tasks)``; ``None`` uses the largest indices + 1.
+
+        Returns
+        -------
+        MaskedOutputs
+
+        Examples
+        --------
+        >>> Y = MaskedOutputs.from_entries([0, 0, 1], [1, 1, 0], [1.0, 3.0, 5.0])
+        >>> Y.values.tolist(), Y.weights.tolist(), Y.shape
+        ([2.0, 5.0], [2.0, 1.0], (2, 2))
+        """
+        rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+        values = np.asarray(values, dtype=float)
+        weights = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=float)
+        if not (rows.shape == cols.shape == values.shape == weights.shape and rows.ndim == 1):
+            raise ValueError("rows, cols, values and weights must be 1-D arrays of the same length")
+        if np.any(weights < 0) or not np.all(np.isfinite(values)):
+            raise ValueError("weights must be >= 0 and values finite")
+        if shape is None:
+            shape = (int(rows.max()) + 1, int(cols.max()) + 1)
+        keep = weights > 0
+        rows, cols, values, weights = rows[keep], cols[keep], values[keep], weights[keep]
+        key = rows * shape[1] + cols
+        unique, inverse = np.unique(key, return_inverse=True)
+        total = np.bincount(inverse, weights=weights)
+        mean = np.bincount(inverse, weights=weights * values) / total
+        rows = unique // shape[1]
+        indptr = np.searchsorted(rows, np.arange(shape[0] + 1))
+        return cls(rows, unique % shape[1], mean, total, (int(shape[0]), int(shape[1])), indptr)
+
+    def matrix(self, data):
+        """CSR matrix of this sparsity pattern holding ``data`` (one value per entry, in entry order)."""
+        return sparse.csr_matrix((data, self.cols, self.indptr), shape=self.shape)
+
+
+@dataclass
+class OKLFit:
+    """One solution of the factorised problem (spec A2 eq. 4) at one ``lam``.
+
+    Attributes
+    ----------
+    lam : float
+    A_F : ndarray of shape (r, p)
+        ``F^T A``; predictions on rows are ``F A_F B^T``.
+    B : ndarray of shape (n_tasks, p)
+        Task factors; the output kernel is ``L = B B^T``.
+    objective : float
+        ``J`` at the solution.
+    objectives : list of float
+        ``J`` after every BCD iteration (non-increasing, spec A3).
+    n_iter : int
+        BCD iterations run.
+    n_cg : int
+        CG iterations summed over the A-steps.
+    """
+
+    lam: float
+    A_F: np.ndarray
+    B: np.ndarray
+    objective: float
+    objectives: list
+    n_iter: int
+    n_cg: int
+
+    def dual_coef(self, F, Y):
+        """``A`` (rows x p) by the explicit formula ``(W ⊙ (Y - F A_F B^T)) B / lam`` (spec A3 (b))."""
+        residual = Y.values - _entry_products(F @ self.A_F, self.B, Y)
+        return Y.matrix(Y.weights * residual) @ self.B / self.lam
+
+
+def _entry_products(E, B, Y):
+    """``(E B^T)_ij`` at the observed entries only: O(nnz p), the product is never formed."""
+    return np.einsum("kp,kp->k", E[Y.rows], B[Y.cols])
+
+
+def okl_objective(F, A_F, B, Y, lam):
+    """``J`` of spec A3 "Objective": weighted loss / (2 lam) + ||A_F||^2 / 2 + ||B||^2 / 2.
+
+    ``<A, K A> = ||F^T A||^2 = ||A_F||^2``, so ``K`` is never needed.
+
+    Examples
+    --------
+    >>> Y = MaskedOutputs.from_entries([0], [0], [2.0])
+    >>> okl_objective(np.eye(1), np.zeros((1, 1)), np.ones((1, 1)), Y, lam=0.5)
+    4.5
+    """
+    residual = Y.values - _entry_products(F @ A_F, B, Y)
+    return float(np.sum(Y.weights * residual**2) / (2 * lam) + np.sum(A_F**2) / 2 + np.sum(B**2) / 2)
+
+
+def okl_lambda_max(F, Y):
+    """Smallest ``lam`` at which the origin is optimal: ``||F^T (W ⊙ Y)||_2`` (spec A3, derived).
+
+    For binary ``W`` this is ``||F^T Y||_2`` of the spec; the path starts just below it.
+    """
+    return float(np.linalg.norm(F.T @ Y.matrix(Y.weights * Y.values).toarray(), 2))
+
+
+def okl_a_step(F, B, Y, lam, A_F0=None, *, tol=1e-8, max_cg=None):
+    """A-step (spec A3, §3.1, option 3): ``F^T [W ⊙ (F A_F B^T)] B + lam A_F = F^T (W ⊙ Y) B``.
+
+    Solved by Jacobi-preconditioned CG on the SPD operator ``L_F`` (G3), matrix-free: one
+    application costs ``O(rows r p + nnz p)``; the diagonal is ``(F ⊙ F)^T W (B ⊙ B) + lam``.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n_rows, r)
+        Input-kernel factor, ``K = F F^T``.
+    B : ndarray of shape (n_tasks, p)
+    Y : MaskedOutputs
+    lam : float
+    A_F0 : ndarray of shape (r, p), default=None
+        Warm start (``None``: zeros).
+    tol : float, default=1e-8
+        CG relative residual.
+    max_cg : int, default=None
+        CG iteration cap (``None``: ``max(50, min(r p, 1000))``).
+
+    Returns
+    -------
+    A_F : ndarray of shape (r, p)
+    n_cg : int
+        CG iterations used.
+    """
+    r, p = F.shape[1], B.shape[1]
+    weights = Y.matrix(Y.weights)
+
+    def apply(v):
+        V = v.reshape(r, p)
+        S = Y.matrix(Y.weights * _entry_products(F @ V, B, Y))
+        return (F.T @ (S @ B) + lam * V).ravel()
+
+    diagonal = ((F * F).T @ (weights @ (B * B)) + lam).ravel()
+    rhs = (F.T @ (Y.matrix(Y.weights * Y.values) @ B)).ravel()
+    count = [0]
+
+    def callback(_):
+        count[0] += 1
+
+    operator = LinearOperator((r * p, r * p), matvec=apply, dtype=float)
+    preconditioner = LinearOperator((r * p, r * p), matvec=lambda v: v / diagonal, dtype=float)
+    x0 = None if A_F0 is None else np.asarray(A_F0, dtype=float).ravel()
+    solution, _ = cg(operator, rhs, x0=x0, rtol=tol, atol=0.0, M=preconditioner,
+                     maxiter=max_cg or max(50, min(r * p, 1000)), callback=callback)
+    return solution.reshape(r, p), count[0]
+
+
+def okl_b_step(E, Y, lam):
+    """B-step (spec A3 §3.2, typos G1 fixed): one weighted ridge regression per task.
+
+    ``b_j = (E_O^T W_j E_O + lam I_p)^{-1} E_O^T W_j y_O`` over task ``j``'s observed rows ``O``;
+    when ``p`` exceeds the number of rows the push-through form
+    ``b_j = E_O^T (W_j E_O E_O^T + lam I)^{-1} W_j y_O`` solves the smaller system (G2).
+
+    Parameters
+    ----------
+    E : ndarray of shape (n_rows, p)
+        ``K A = F A_F``.
+    Y : MaskedOutputs
+    lam : float
+
+    Returns
+    -------
+    B : ndarray of shape (n_tasks, p)
+        Rows of tasks without observations are 0.
+    """
+    p = E.shape[1]
+    order = np.argsort(Y.cols, kind="stable")
+    bounds = np.searchsorted(Y.cols[order], np.arange(Y.shape[1] + 1))
+    B = np.zeros((Y.shape[1], p))
+    for j in range(Y.shape[1]):
+        entries = order[bounds[j]:bounds[j + 1]]
+        if len(entries) == 0:
+            continue
+        E_j, w_j, y_j = E[Y.rows[entries]], Y.weights[entries], Y.values[entries]
+        if len(entries) >= p:
+            B[j] = np.linalg.solve(E_j.T @ (w_j[:, None] * E_j) + lam * np.eye(p), E_j.T @ (w_j * y_j))
+        else:
+            B[j] = E_j.T @ np.linalg.solve(w_j[:, None] * (E_j @ E_j.T) + lam * np.eye(len(entries)), w_j * y_j)
+    return B
+
+
+def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, max_iter=50, tol=1e-6, cg_tol=1e-8, max_cg=None,
+              random_state=None):
+    """Block coordinate descent at one ``lam`` (spec A3 pseudocode), A-step first.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n_rows, r)
+    Y : MaskedOutputs
+    lam : float
+    B0 : ndarray of shape (n_tasks, p)
+        Start (full rank, §3.3.2) or, with ``fixed_B``, the fixed factor (baselines of A3:
+        ``I`` gives Independent, ``ones((m, 1))`` Pooled).
+    A_F0 : ndarray of shape (r, p), default=None
+        Warm start of the A-step.
+    fixed_B : bool, default=False
+        Run the A-step only.
+    max_iter : int, default=50
+    tol : float, default=1e-6
+        Stop when ``J`` decreases by less than ``tol * J`` in one iteration (G6).
+    cg_tol : float, default=1e-8
+    max_cg : int, default=None
+        CG iterations per A-step (``None``: see :func:`okl_a_step`). A small cap makes the A-step
+        inexact but keeps ``J`` non-increasing: warm-started CG lowers the A-quadratic, which is
+        ``J`` with ``B`` fixed, at every iteration.
+    random_state : int, RandomState or None
+        Draws the replacement ``B ~ N(0, 1)`` when ``||B||_F < 1e-8 sqrt(m p)`` (G5).
+
+    Returns
+    -------
+    OKLFit
+    """
+    rng = check_random_state(random_state)
+    B = np.array(B0, dtype=float)
+    A_F = np.zeros((F.shape[1], B.shape[1])) if A_F0 is None else np.array(A_F0, dtype=float)
+    threshold = 1e-8 * np.sqrt(B.size)
+    objectives, n_cg = [], 0
+    for _ in range(1 if fixed_B else max_iter):
+        if not fixed_B and np.linalg.norm(B) < threshold:
+            B = rng.standard_normal(B.shape)
+        A_F, used = okl_a_step(F, B, Y, lam, A_F, tol=cg_tol, max_cg=max_cg)
+        n_cg += used
+        if not fixed_B:
+            B = okl_b_step(F @ A_F, Y, lam)
+        objectives.append(okl_objective(F, A_F, B, Y, lam))
+        if len(objectives) > 1 and objectives[-2] - objectives[-1] <= tol * abs(objectives[-2]):
+            break
+    return OKLFit(float(lam), A_F, B, objectives[-1], objectives, len(objectives), n_cg)
+
+
+def okl_path(F, Y, lambdas, rank, *, fixed_B=None, max_iter=50, max_iter_warm=10, tol=1e-6, cg_tol=1e-8,
+             random_state=None, progress=False):
+    """Warm-started regularisation path (spec A3 §3.3.1): ``lam`` in decreasing order.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n_rows, r)
+    Y : MaskedOutputs
+    lambdas : array-like of float
+        Sorted into decreasing order.
+    rank : int
+        ``p``; ignored when ``fixed_B`` is given.
+    fixed_B : ndarray of shape (n_tasks, p), default=None
+        Fixed task factor (Independent / Pooled baselines); ``None`` learns ``B``.
+    max_iter, max_iter_warm : int, default=50, 10
+        BCD iterations at the first ``lam`` and at the warm-started later ones (spec defaults).
+    tol, cg_tol : float
+    random_state : int, RandomState or None
+        Seeds ``B`` (``N(0, 1)``, full rank with probability 1) and its re-draws.
+    progress : bool, default=False
+        tqdm bar over ``lambdas``.
+
+    Returns
+    -------
+    list of OKLFit
+        One per ``lam``, in decreasing ``lam``.
+    """
+    rng = check_random_state(random_state)
+    B = rng.standard_normal((Y.shape[1], rank)) if fixed_B is None else np.asarray(fixed_B, dtype=float)
+    A_F, fits = None, []
+    for k, lam in enumerate(tqdm(sorted(lambdas, reverse=True), disable=not progress, desc="OKL path")):
+        fit = okl_solve(F, Y, lam, B, A_F, fixed_B=fixed_B is not None, max_iter=max_iter if k == 0 else max_iter_warm,
+                        tol=tol, cg_tol=cg_tol, random_state=rng)
+        fits.append(fit)
+        B, A_F = fit.B, fit.A_F
+    return fits
+
+
+def _binary_classes(y, name):
+    """The two sorted labels of ``y``, or a ValueError in the wording scikit-learn's checks expect."""
+    kind = type_of_target(y, input_name="y", raise_unknown=True)
+    classes = np.unique(y)
+    if len(classes) == 1:
+        raise ValueError(f"{name} needs 2 classes in y, got 1 class ({classes[0]!r}); add windows of the other class.")
+    if kind != "binary":
+        raise ValueError(f"Only binary classification is supported. The type of the target is {kind}. "
+                         f"Binarise y first (e.g. stairs vs. not) before fitting {name}.")
+    return classes
+
+
+class _OutputKernelBase(BaseEstimator):
+    """Shared fit/predict of the OKL estimators (tasks passed as in ``ADMMMultiTaskClassifier``)."""
+
+    _parameter_constraints = {
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "output_kernel": [StrOptions({"learned", "identity", "ones"})],
+        "kernel": [StrOptions({"rbf", "laplacian", "linear", "poly", "cosine"})],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Real],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "cg_tol": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, alpha=1.0, rank=5, output_kernel="learned", kernel="rbf", gamma=None, degree=2, coef0=1.0,
+                 n_components=None, max_iter=100, tol=1e-5, cg_tol=1e-6, random_state=None):
+        self.alpha = alpha
+        self.rank = rank
+        self.output_kernel = output_kernel
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_components = n_components
+        self.max_iter = max_iter
+        self.tol = tol
+        self.cg_tol = cg_tol
+        self.random_state = random_state
+
+    def _check_tasks(self, tasks, n_samples, method):
+        if tasks is None:
+            return np.zeros(n_samples, dtype=int)
+        tasks = np.asarray(tasks)
+        if tasks.shape != (n_samples,):
+            raise ValueError(
+                f"{type(self).__name__}.{method}: expected `tasks` to hold one task id per row of X, "
+                f"shape ({n_samples},); got shape {tasks.shape}. Pass an array of task ids aligned with X."
+            )
+        return tasks
+
+    def _fit_targets(self, X, targets, tasks, sample_weight):
+        tasks = self._check_tasks(tasks, X.shape[0], "fit")
+        weights = _check_sample_weight(sample_weight, X)
+        # Zero-weight rows are no observations: dropping them keeps the inputs (and F) identical to
+        # a fit without those rows.
+        observed = weights > 0
+        X, targets, tasks, weights = X[observed], targets[observed], tasks[observed], weights[observed]
+        self.tasks_, task_index = np.unique(tasks, return_inverse=True)
+        # Rows are the distinct inputs (spec A1): a window shared by several tasks is one row.
+        inputs, row_index = np.unique(X, axis=0, return_inverse=True)
+        Y = MaskedOutputs.from_entries(row_index.ravel(), task_index, targets, weights,
+                                       shape=(len(inputs), len(self.tasks_)))
+        n_components = len(inputs) if self.n_components is None else min(self.n_components, len(inputs))
+        kernel_params = {"degree": self.degree, "coef0": self.coef0} if self.kernel == "poly" else None
+        # Nystroem on all distinct inputs is the exact factor K = F F^T (eigen square root with
+        # pseudo-inverse, G4); fewer landmarks give the low-rank features of spec A7.
+        self.feature_map_ = Nystroem(kernel=self.kernel, gamma=self.gamma, kernel_params=kernel_params,
+                                     n_components=n_components, random_state=self.random_state).fit(inputs)
+        F = self.feature_map_.transform(inputs)
+        m = len(self.tasks_)
+        fixed = {"learned": None, "identity": np.eye(m), "ones": np.ones((m, 1))}[self.output_kernel]
+        rng = check_random_state(self.random_state)
+        B0 = rng.standard_normal((m, min(self.rank, m))) if fixed is None else fixed
+        fit = okl_solve(F, Y, self.alpha, B0, fixed_B=fixed is not None, max_iter=self.max_iter, tol=self.tol,
+                        cg_tol=self.cg_tol, random_state=rng)
+        self.input_coef_, self.task_coef_ = fit.A_F, fit.B
+        self.output_kernel_ = fit.B @ fit.B.T
+        self.objective_, self.n_iter_ = fit.objective, fit.n_iter
+        return self
+
+    def fold_in(self, X, y, tasks, sample_weight=None):
+        """Fit task factors ``b_j`` of ``tasks`` with the input factor frozen (spec A7 fold-in).
+
+        This is the B-step row update on the given rows only: a ``p x p`` ridge per task. Tasks
+        already known are replaced; new ones are added. Returns ``self``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        tasks = self._check_tasks(tasks, X.shape[0], "fold_in")
+        targets = self._encode_targets(y)
+        new_ids, task_index = np.unique(tasks, return_inverse=True)
+        Y = MaskedOutputs.from_entries(np.arange(len(X)), task_index, targets,
+                                       _check_sample_weight(sample_weight, X), shape=(len(X), len(new_ids)))
+        rows = okl_b_step(self.feature_map_.transform(X) @ self.input_coef_, Y, self.alpha)
+        B = dict(zip(self.tasks_.tolist(), self.task_coef_))
+        B.update(zip(new_ids.tolist(), rows))
+        self.tasks_ = np.array(sorted(B))
+        self.task_coef_ = np.array([B[t] for t in self.tasks_.tolist()])
+        self.output_kernel_ = self.task_coef_ @ self.task_coef_.T
+        return self
+
+    def _predict_values(self, X, tasks):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        tasks = self._check_tasks(tasks, X.shape[0], "predict")
+        # An unseen task starts from the mean task factor (spec A7 cold start).
+        coef = np.vstack([self.task_coef_, self.task_coef_.mean(axis=0)])
+        row = np.full(X.shape[0], len(self.tasks_))
+        position = np.minimum(np.searchsorted(self.tasks_, tasks), len(self.tasks_) - 1)
+        known = self.tasks_[position] == tasks
+        row[known] = position[known]
+        projected = self.feature_map_.transform(X) @ self.input_coef_
+        return np.einsum("ip,ip->i", projected, coef[row])
+
+
+_DOC_PARAMETERS = """
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        ``lam`` of spec eq. (4): it divides the loss, so larger is more regularisation.
+    rank : int, default=5
+        Rank bound ``p`` of the output kernel (capped at the number of tasks).
+    output_kernel : {"learned", "identity", "ones"}, default="learned"
+        ``"learned"`` is OKL; ``"identity"`` fixes ``L = I`` (Independent baseline: kernel ridge
+        per task) and ``"ones"`` fixes ``L = e e^T`` (Pooled baseline), spec A3 "Baselines".
+    kernel : {"rbf", "laplacian", "linear", "poly", "cosine"}, default="rbf"
+        Input kernel ``K_X``.
+    gamma, degree, coef0 : kernel parameters as in ``sklearn.metrics.pairwise_kernels``.
+    n_components : int, default=None
+        Nystroem landmarks for the factor ``F``; ``None`` uses every distinct training input
+        (exact kernel, ``O(rows^3)``).
+    max_iter : int, default=100
+        BCD iterations.
+    tol : float, default=1e-5
+        Relative decrease of ``J`` that stops BCD (spec default, G6).
+    cg_tol : float, default=1e-6
+        CG relative residual of the A-step (spec default, G3).
+    random_state : int, RandomState or None, default=None
+        Seeds the initial ``B``, its re-draws and the Nystroem landmarks.
+
+    Attributes
+    ----------
+    tasks_ : ndarray of shape (n_tasks,)
+        Sorted task ids.
+    feature_map_ : Nystroem
+        The fitted input feature map ``x -> F`` row.
+    input_coef_ : ndarray of shape (r, p)
+        ``A_F``: shared projection of input features to ``p`` factors.
+    task_coef_ : ndarray of shape (n_tasks, p)
+        ``B``: one factor vector per task, rows in the order of ``tasks_``.
+    output_kernel_ : ndarray of shape (n_tasks, n_tasks)
+        Learned task similarity ``L = B B^T``.
+    objective_ : float
+        ``J`` at the solution.
+    n_iter_ : int
+        BCD iterations run.
+    n_features_in_ : int
+"""
+
+
+class OutputKernelRegressor(RegressorMixin, _OutputKernelBase):
+    __doc__ = """Low-rank output kernel learning for multi-task regression (spec part A).
+
+    Task ``j`` predicts ``g_j(x) = phi(x)^T A_F b_j``: one shared input map and a ``p``-vector per
+    task; the learned ``L = B B^T`` says how tasks relate. Rows of ``X`` with equal inputs share
+    one row of the output matrix (spec A1), so a problem where many tasks observe the same inputs
+    (MovieLens) is solved at its natural size.
+    """ + _DOC_PARAMETERS + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(60, 1)); tasks = np.repeat([0, 1, 2], 20)
+    >>> y = np.sin(3 * X[:, 0]) * np.array([1.0, 1.0, -1.0])[tasks]
+    >>> model = OutputKernelRegressor(alpha=0.01, rank=2, random_state=0).fit(X, y, tasks)
+    >>> bool(model.output_kernel_[0, 1] > 0 > model.output_kernel_[0, 2])
+    True
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, tasks=None, sample_weight=None):
+        """Fit ``A_F`` and ``B`` by block coordinate descent.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        tasks : array-like of shape (n_samples,), default=None
+            Task id of each row; ``None`` is one task.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        return self._fit_targets(X, y, tasks, sample_weight)
+
+    def _encode_targets(self, y):
+        return np.asarray(y, dtype=float)
+
+    def predict(self, X, tasks=None):
+        """Predict with each row's task (unseen ids and ``None``: the mean task factor)."""
+        return self._predict_values(X, tasks)
+
+    def score(self, X, y, tasks=None, sample_weight=None):
+        """R^2 of ``predict(X, tasks)``."""
+        from sklearn.metrics import r2_score
+
+        return r2_score(y, self.predict(X, tasks), sample_weight=sample_weight)
+
+
+class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
+    __doc__ = """Binary classification by OKL regression on ``-1/+1`` targets (spec A6 G14).
+
+    Square loss only (the paper's); the sign of the regression output is the class.
+    """ + _DOC_PARAMETERS + """
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(90, 2)); tasks = np.repeat([0, 1, 2], 30)
+    >>> y = np.where(X[:, 0] * np.array([1, 1, -1])[tasks] > 0, "up", "flat")
+    >>> model = OutputKernelClassifier(alpha=0.1, rank=2, kernel="linear", random_state=0).fit(X, y, tasks)
+    >>> float(model.score(X, y, tasks)) > 0.9
+    True
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, tasks=None, sample_weight=None):
+        """Fit on labels with exactly two distinct values (see ``OutputKernelRegressor.fit``)."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.classes_ = _binary_classes(y, type(self).__name__)
+        return self._fit_targets(X, self._encode_targets(y), tasks, sample_weight)
+
+    def _encode_targets(self, y):
+        y = np.asarray(y)
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise ValueError(f"labels {np.unique(y[unknown])[:5].tolist()} were not seen in fit; "
+                             f"use labels from {self.classes_.tolist()}")
+        return np.where(y == self.classes_[1], 1.0, -1.0)
+
+    def decision_function(self, X, tasks=None):
+        """Regression output of each row's task; positive predicts ``classes_[1]``."""
+        return self._predict_values(X, tasks)
+
+    def predict(self, X, tasks=None):
+        """Labels from ``classes_`` (unseen task ids and ``None``: the mean task factor)."""
+        scores = self.decision_function(X, tasks)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def score(self, X, y, tasks=None, sample_weight=None):
+        """Mean accuracy of ``predict(X, tasks)``."""
+        return accuracy_score(y, self.predict(X, tasks), sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
