@@ -26,11 +26,13 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
-from _common import git_commit, load_average, markdown_table
+from _common import git_commit, load_average, markdown_table, write_results
 from _hapt_users import hapt_user_windows
 from stairsense.models import MTONMKLClassifier
 
 HERE = Path(__file__).resolve().parent
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("models/multitask/_mtonmkl.py",)
 RESULTS = HERE / "results"
 
 METHODS = {
@@ -177,7 +179,7 @@ def main(argv=None):
         "",
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "mtonmkl.md").write_text("\n".join(lines))
+    write_results(RESULTS / "mtonmkl.md", "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -28,10 +28,12 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 
-from _common import git_commit, load_average, markdown_table, median_time, python_stdout
+from _common import git_commit, load_average, markdown_table, median_time, python_stdout, write_results
 from stairsense.models.multitask import MaskedOutputs, okl_lambda_max, okl_path, okl_solve
 
 HERE = Path(__file__).resolve().parent
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("models/multitask/_okl.py",)
 RESULTS = HERE / "results"
 
 
@@ -388,7 +390,7 @@ def main(argv=None):
         + (f" --ranks {args.ranks}" if args.ranks else "")
     lines[2] = header(command, started)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / (f"okl_{args.part}.md" if args.part else "okl.md")).write_text("\n".join(lines))
+    write_results(RESULTS / (f"okl_{args.part}.md" if args.part else "okl.md"), "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -34,12 +34,14 @@ import numpy as np
 from sklearn.metrics import f1_score
 from tqdm.auto import tqdm
 
-from _common import git_commit, load_average, markdown_table
+from _common import git_commit, load_average, markdown_table, write_results
 from _hapt_users import hapt_user_windows
 from stairsense.features import make_feature_scaler
 from stairsense.models import ADMMMultiTaskClassifier, KOMDClassifier, MTONMKLClassifier, OutputKernelClassifier
 
 HERE = Path(__file__).resolve().parent
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("models/", "stream/", "features/", "stairsense/pipeline.py")
 RESULTS = HERE / "results"
 K_VALUES = (5, 10, 20, 50)
 OKL_PARAMS = dict(alpha=3.0, rank=5, kernel="rbf", n_components=150, max_iter=20)
@@ -186,7 +188,7 @@ def main(argv=None):
         "",
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "personalisation.md").write_text("\n".join(lines))
+    write_results(RESULTS / "personalisation.md", "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -34,7 +34,10 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from _common import git_commit, load_average, markdown_table
+from _common import git_commit, load_average, markdown_table, write_results
+# The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
+MEASURES = ("stairsense/serve/", "models/multitask/_online.py", "models/multitask/_online_compiled.py",
+            "models/multitask/_feature_maps.py")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the crash harness is shared with tests/test_serve_crash.py
@@ -246,7 +249,7 @@ def main(argv=None) -> int:
             lines += load_section(Path(tmp), args)
         if args.kills:
             lines += crash_section(Path(tmp), args)
-    Path(args.out).write_text("\n".join(lines))
+    write_results(Path(args.out), "\n".join(lines))
     print(f"wrote {args.out}")
     return 0
 

@@ -65,8 +65,11 @@ def is_fresh(page: Path, paths: tuple[str, ...]) -> bool:
     return later.returncode == 0 and not later.stdout.strip()
 
 
-def results_page(script: str) -> Path:
-    return RESULTS / (script.removeprefix("bench_").removesuffix(".py") + ".md")
+def results_pages(script: str) -> list[Path]:
+    """``bench_<topic>.py`` writes ``results/<topic>.md``, or one ``<topic>_<part>.md`` per part."""
+    topic = script.removeprefix("bench_").removesuffix(".py")
+    page = RESULTS / f"{topic}.md"
+    return [page] if page.exists() else sorted(RESULTS.glob(f"{topic}_*.md"))
 
 
 ROWS = measured_rows()
@@ -79,9 +82,9 @@ def test_the_measured_table_is_found():
 @pytest.mark.parametrize("what, result, scripts", ROWS, ids=[r[0][:40] for r in ROWS])
 def test_every_figure_appears_in_its_results_page(what, result, scripts):
     assert scripts, f"row {what!r} names no benchmarks/bench_*.py script"
-    pages = [results_page(s) for s in scripts]
-    for page in pages:
-        assert page.exists(), f"row {what!r}: {page.relative_to(REPO)} is missing; run benchmarks/{page.stem}"
+    pages = [page for s in scripts for page in results_pages(s)]
+    for script in scripts:
+        assert results_pages(script), f"row {what!r}: benchmarks/{script} has no results page; run it"
     text = " ".join(p.read_text() for p in pages).replace("−", "-")
     for figure in NUMBER.findall(result.replace("−", "-")):
         assert figure in text, (f"row {what!r}: figure {figure} is in README.md but in none of "
@@ -93,7 +96,7 @@ def test_every_figure_appears_in_its_results_page(what, result, scripts):
 def test_no_figure_is_older_than_its_code_unless_marked_stale(what, result, scripts):
     if git("rev-parse", "--is-shallow-repository").stdout.strip() == "true":
         pytest.skip("shallow clone: the history that dates a figure is missing")
-    stale = [s for s in scripts if not is_fresh(results_page(s), measures(s))]
+    stale = [s for s in scripts if not all(is_fresh(page, measures(s)) for page in results_pages(s))]
     if stale:
         assert "stale" in result.lower(), (
             f"row {what!r}: {stale} measured code that has changed since; rerun "
