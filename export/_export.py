@@ -33,6 +33,7 @@ from stairsense.models import KOMDClassifier, StairstepModel, load_model
 from stairsense.models.stairstep import package_version
 from stairsense.stream import new_file_mode
 
+from ._budget import smallest_passing_budget
 from ._compact import PRECISIONS, RBFHead, add_rbf_decision, reduce_support, save_ort_format
 from ._features_graph import FEATURE_FORMULAS, add_window_features, parse_feature_names
 from ._graph import GraphBuilder
@@ -55,8 +56,12 @@ MIN_AGREEMENT = 0.995
 STAIR = 1
 
 
-class ExportParityError(RuntimeError):
-    """The exported graph disagrees with the Python model beyond the tolerances; nothing was written."""
+class ExportParityError(ValueError):
+    """The exported graph disagrees with the Python model beyond the tolerances; nothing was written.
+
+    A ``ValueError`` (issue 9): asking for a budget the model cannot meet is bad input, so
+    ``stairsense export`` prints this one line, naming the smallest budget that would pass, and exits 2.
+    """
 
 
 @dataclass
@@ -230,7 +235,7 @@ def _onnx_scores(session, samples, offsets) -> np.ndarray:
                      for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.float64)
 
 
-def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_agreement) -> dict:
+def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_agreement, hint=None) -> dict:
     """Compare ONNX scores with the Python model; raise ExportParityError when out of tolerance."""
     report = {
         "n_windows": int(scores.size),
@@ -249,7 +254,7 @@ def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_
     if failures:
         raise ExportParityError(
             f"the exported graph does not match the Python model on {scores.size} validation windows: "
-            f"{'; '.join(failures)}. Nothing was written; try a higher precision or more support vectors"
+            f"{'; '.join(failures)}. Nothing was written; {hint or 'try a higher precision or more support vectors'}"
         )
     return report
 
@@ -282,14 +287,15 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
         Windows for the parity check (see :func:`validation_windows`).
     max_support_vectors : int, optional
         Keep only this many support vectors (largest γ, coefficients refitted; see
-        :func:`~stairsense.export._compact.reduce_support`). A deliberate accuracy trade: the
-        decision agreement is reported, and enforced only if ``min_agreement`` is given.
+        :func:`~stairsense.export._compact.reduce_support`). Held to ``min_agreement`` like any
+        compaction: a model that needs more vectors than the budget allows is refused (train a
+        compact model instead, ``make_stairstep_pipeline(n_landmarks=...)``).
     score_tol : float, default=1e-4
         fp32 full-support exports: largest accepted |ONNX − Python| score difference. Compacted
         or reduced exports must match *their stored weights* to this tolerance.
     min_agreement : float, optional
-        Least fraction of validation windows with the Python model's STAIR decision. Default:
-        0.995 for fp16/int8 with the full support set, not enforced with ``max_support_vectors``.
+        Least fraction of validation windows with the Python model's STAIR decision (default
+        0.995) for every export but fp32 with the full support set (which must match scores).
 
     Returns
     -------
@@ -298,7 +304,8 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     Raises
     ------
     ExportParityError
-        If the check fails; no file is written or replaced.
+        If the check fails; no file is written or replaced. Its one-line message names the
+        smallest support set (and file size) at ``precision`` that would agree, or a higher precision.
 
     Examples
     --------
@@ -332,10 +339,15 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     reference = model.decision_function(X)
     exact = precision == "fp32" and stored_head.dual_coef.size == model.pipeline[-1].dual_coef_.size
     scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets)
-    if min_agreement is None:
-        min_agreement = 0.0 if stored_head.dual_coef.size < model.pipeline[-1].dual_coef_.size else MIN_AGREEMENT
+    # Issue 9: a reduced support set is held to the same agreement as any other compaction; a file
+    # that decides differently from the evaluated model is refused, never written with a warning.
+    min_agreement = MIN_AGREEMENT if min_agreement is None else min_agreement
+    agreement = float(np.mean((scores >= 0) == (reference >= 0)))
+    hint = None
+    if not exact and agreement < min_agreement:
+        hint = smallest_passing_budget(build_onnx_model, model, X, reference, precision, min_agreement)
     parity = _parity(scores, reference, stored(X), exact_reference=exact, score_tol=score_tol,
-                     min_agreement=min_agreement)
+                     min_agreement=min_agreement, hint=hint)
     selected = model.pipeline[-2].get_support()
     write_metadata(onnx_model, {
         "config": model.config.to_dict(),

@@ -22,7 +22,7 @@ from .kernel_machines import (
     simplex_least_squares,
     solve_kernel_machine,
 )
-from .mkl import EasyMKL, EasyMKLSelector, KOMDClassifier
+from .mkl import EasyMKL, EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
 from .multitask import (
     ADMMMultiTaskClassifier,
     OnlineMultiTaskClassifier,
@@ -74,6 +74,7 @@ __all__ = [
     "RiverMultiTaskClassifier",
     "UnknownEntryError",
     "KOMDClassifier",
+    "NystroemKOMDClassifier",
     "EasyMKL",
     "EasyMKLSelector",
     "RLS2Regressor",

@@ -11,6 +11,8 @@ def cmd_evaluate(args) -> int:
     from stairsense._train import evaluate
 
     read, reports = read_options(args)
+    if args.model:
+        return _evaluate_file(args, read, reports)
     if args.folds is not None and args.folds < 2:
         raise ValueError(f"--folds {args.folds}: cross-validation needs at least 2 outer folds")
     result = evaluate(args.data, config_from_args(args), protocol=args.protocol, classifier=args.classifier, k=args.k,
@@ -19,7 +21,23 @@ def cmd_evaluate(args) -> int:
     text = (f"{args.classifier} {args.protocol}: {result['n_windows']} windows ({result['n_stair']} STAIR); STAIR "
             f"precision {result['precision_mean']:.3f}±{result['precision_std']:.3f}, recall "
             f"{result['recall_mean']:.3f}±{result['recall_std']:.3f}, F1 {result['f1_mean']:.3f}±{result['f1_std']:.3f} "
-            f"(F1 of mean P,R: {result['f1_of_means']:.3f})")
+            f"(F1 of mean P,R: {result['f1_of_means']:.3f}); held-out false-stair rate per placement: "
+            + ", ".join(f"{k} {v:.1%}" for k, v in result["false_stair_rate"].items()))
+    repairs = [r.to_dict() for r in reports if r.repaired]
+    emit(args, {**result, "repairs": repairs}, "\n".join([text, *(line for r in repairs for line in repair_summary(r))]))
+    return 0
+
+
+def _evaluate_file(args, read, reports) -> int:
+    from stairsense._evaluate_model import evaluate_model
+    from stairsense._train import load_labelled_logs
+
+    logs = load_labelled_logs(args.data, **read)
+    result = evaluate_model(args.model, logs, progress=not args.json and sys.stderr.isatty())
+    o = result["overall"]
+    rates = ", ".join(f"{k} {v:.1%}" for k, v in result["false_stair_rate"].items())
+    text = (f"{args.model} on {o['windows']} windows ({o['stair_windows']} STAIR): STAIR precision {o['precision']:.3f}, "
+            f"recall {o['recall']:.3f}, F1 {o['f1']:.3f}; false-stair rate per placement: {rates}")
     repairs = [r.to_dict() for r in reports if r.repaired]
     emit(args, {**result, "repairs": repairs}, "\n".join([text, *(line for r in repairs for line in repair_summary(r))]))
     return 0
@@ -38,5 +56,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--k", type=positive(int), default=49, help="features EasyMKL keeps for KOMD (default 49)")
     p.add_argument("--folds", type=positive(int), help="outer folds (default: one per subject for loso, 10 for nested-cv)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--model", metavar="FILE", help="evaluate this trained model or exported .onnx file on DATA "
+                   "(held-out recordings) instead of cross-validating a classifier")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=cmd_evaluate)

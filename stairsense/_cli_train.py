@@ -1,6 +1,7 @@
 """``stairsense train``: fit the stair-step classifier on labelled recordings."""
 from __future__ import annotations
 
+import argparse
 import sys
 
 from ._cli_common import (DATA_HELP, add_config_args, add_read_args, config_from_args, emit, positive,
@@ -19,6 +20,7 @@ def cmd_train(args) -> int:
 
         k = config_file_section(args.config, "train").get("k", 49) if args.config else 49
     model = train_from_recordings(args.data, config_from_args(args), k=k, lam=args.lam, gamma=args.gamma,
+                                  n_landmarks=args.landmarks or None, invariant=args.invariant_features,
                                   progress=not args.json and sys.stderr.isatty(), read=read)
     path = save_model(model, out)
     summary = model.summary
@@ -46,5 +48,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--lam", type=unit_interval, default=0.01, help="KOMD's Λ in [0, 1] (default 0.01)")
     p.add_argument("--gamma", default=2.0**-5, type=gamma_arg,
                    help="RBF γ on the [-1, 1]-scaled features, or 'scale' (default 2^-5)")
+    # Issue 9: the support-vector budget is part of training, so the exported file is the trained
+    # model. 300 expansion points × 49 int8 features fit the 32 KB default export (57 bytes per point
+    # + ~10 KB of feature graph + 2 KB metadata); benchmarks/results/robustness.md measures the cost.
+    p.add_argument("--landmarks", type=int, default=300, metavar="N",
+                   help="train under a budget of N support vectors (Nyström KOMD; default 300, fits the "
+                        "32 KB int8 export); 0 = exact KOMD with every support vector")
+    p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=False,
+                   help="select only features that do not depend on the phone's heading (z and norm rows)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_train)

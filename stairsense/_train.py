@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from stairsense.models import StairstepModel, default_grid, evaluate_protocol, make_classifier
 from stairsense.stream import (
     PipelineConfig,
@@ -41,15 +43,44 @@ def _is_uci(path: Path) -> bool:
     return True
 
 
+def _oxford_walking(path: Path) -> list[SensorLog] | None:
+    """The Oxford recordings under ``path`` labelled level walking (NO_STAIR), or None if there are none.
+
+    Issue 9: the Oxford step counter is level walking in six placements on three phones; as NO_STAIR
+    windows it teaches the classifier that a pocket, a hand or an armband is not a staircase.
+    """
+    import warnings
+
+    from stairsense.stream import Activity, load_oxford, oxford_recordings
+
+    if (path / "stepcounter.csv").is_file():
+        folders = [path] if (path / "accelerometer.csv").is_file() else []
+    else:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # the patient folders without accelerometer.csv
+                folders = oxford_recordings(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+    logs = []
+    for folder in folders:
+        log = load_oxford(folder)
+        label = np.full(log.t_ns.size, int(Activity.WALKING), np.int64)
+        logs.append(replace(log, label=label, meta={**log.meta, "path": str(folder)}))
+    return logs
+
+
 def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (), units: str | None = None,
                        max_gap_s: float | None = None, reports: list | None = None) -> list[SensorLog]:
-    """Read labelled recordings: canonical CSV logs with a ``label`` column, or UCI HAPT RawData.
+    """Read labelled recordings: canonical CSV logs with a ``label`` column, UCI HAPT RawData, or
+    Oxford step-counter recordings (level walking, every sample labelled WALKING).
 
     Parameters
     ----------
     paths : iterable of str or Path
-        ``.csv`` / ``.csv.gz`` canonical logs, or a UCI HAPT ``RawData`` folder (or a folder above
-        it), recognised by its ``labels.txt``.
+        ``.csv`` / ``.csv.gz`` canonical logs, a UCI HAPT ``RawData`` folder (or a folder above
+        it), recognised by its ``labels.txt``, or an Oxford step-counter folder (``optimisation``,
+        its ``data`` folder, or one recording), recognised by ``stepcounter.csv`` files.
     repair, units, max_gap_s
         How canonical logs are read (:func:`~stairsense.stream.read_log`). With ``"split-gaps"``
         every gap-free segment is a log of its own, keeping its file as the subject (so
@@ -73,8 +104,12 @@ def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (
             logs.extend(replace(log, meta={**log.meta, "path": str(path)}) for log in load_uci_hapt(path))
             continue
         if path.is_dir():
-            raise ValueError(f"{path}: a folder but not UCI HAPT RawData (no labels.txt); pass log files or "
-                             "the RawData folder")
+            oxford = _oxford_walking(path)
+            if oxford:
+                logs.extend(oxford)
+                continue
+            raise ValueError(f"{path}: a folder but neither UCI HAPT RawData (no labels.txt) nor Oxford step-counter "
+                             "recordings (no stepcounter.csv); pass log files or one of those folders")
         if not path.exists():
             raise ValueError(f"{path}: no such file")
         repair = tuple(repair)
@@ -122,11 +157,22 @@ def _dataset(paths, config, progress, read=None):
     # "auto" resolves per log: record what the training windows really used, so a replay on a log
     # that resolves otherwise is refused instead of silently fed other features.
     methods = sorted({resolve_orientation(config, log) for log in logs})
-    return window_dataset(logs, config, progress=progress), methods
+    ds = window_dataset(logs, config, progress=progress)
+    if len({type(g) for g in ds.groups}) > 1:  # named subjects (UCI, Oxford) beside unnamed logs (their index)
+        ds.groups = ds.groups.astype(str).astype(object)
+    return ds, methods, logs
+
+
+def _false_stair_rates(held_out, y, placement) -> dict:
+    """Share of held-out NO_STAIR windows decided STAIR, per placement (issue 9)."""
+    tested = (held_out >= 0) & (y == 0)
+    return {str(p): float(np.mean(held_out[tested & (placement == p)] == 1))
+            for p in np.unique(placement) if np.any(tested & (placement == p))}
 
 
 def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | None = None, *, k=49, lam=0.1,
-                          gamma="scale", progress: bool = False, read: dict | None = None) -> StairstepModel:
+                          gamma="scale", n_landmarks=None, invariant=False, progress: bool = False,
+                          read: dict | None = None) -> StairstepModel:
     """Fit the stair-step classifier on every labelled window of ``paths``.
 
     Parameters
@@ -135,8 +181,12 @@ def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | 
         As in :func:`load_labelled_logs`.
     config : PipelineConfig, optional
         Front end used to cut the windows (default ``PipelineConfig()``); saved with the model.
-    k, lam, gamma
-        EasyMKL's kept features and KOMD's Λ and RBF γ (:func:`make_stairstep_pipeline`).
+    k, lam, gamma, n_landmarks
+        EasyMKL's kept features, KOMD's Λ and RBF γ, and the support-vector budget
+        (:func:`make_stairstep_pipeline`; ``None`` = exact KOMD).
+    invariant : bool
+        Let the selector choose only heading-invariant features
+        (:func:`~stairsense.models.stairstep.heading_invariant_mask`).
     progress : bool
         tqdm progress bars.
     read : dict, optional
@@ -149,15 +199,18 @@ def train_from_recordings(paths: Iterable[str | Path], config: PipelineConfig | 
         were standardized with (what ``auto`` resolved to).
     """
     from stairsense.models import make_stairstep_pipeline
+    from stairsense.models.stairstep import heading_invariant_mask
 
     config = config or PipelineConfig()
     paths = [str(p) for p in paths]
-    ds, methods = _dataset(paths, config, progress, read)
+    ds, methods, _ = _dataset(paths, config, progress, read)
     if len(set(ds.y.tolist())) < 2:
         raise ValueError(f"the windows of {paths} hold only class {ds.y[:1].tolist()}: training needs both STAIR "
                          "and NO_STAIR windows; add recordings with stairs and with level walking")
-    model = StairstepModel.train(make_stairstep_pipeline(k=k, lam=lam, gamma=gamma), ds.X, ds.y, config=config,
-                                 feature_names=ds.feature_names, groups=ds.groups, sources=paths)
+    pipeline = make_stairstep_pipeline(k=k, lam=lam, gamma=gamma, n_landmarks=n_landmarks, random_state=0,
+                                       allowed=heading_invariant_mask(ds.feature_names) if invariant else None)
+    model = StairstepModel.train(pipeline, ds.X, ds.y, config=config, feature_names=ds.feature_names,
+                                 groups=ds.groups, sources=paths)
     model.summary["orientation_methods"] = methods
     return model
 
@@ -188,7 +241,9 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     -------
     dict
         :meth:`CVResult.summary` plus ``per_fold`` (precision, recall, F1 lists), ``test_groups``,
-        ``n_windows``, ``n_stair``, ``config`` and ``classifier``.
+        ``false_stair_rate`` (held-out NO_STAIR windows decided STAIR, per ``meta["placement"]`` —
+        Oxford recordings name theirs, others count as "unknown"), ``n_windows``, ``n_stair``,
+        ``config`` and ``classifier``.
 
     Notes
     -----
@@ -196,7 +251,8 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     without one counts as its own subject.
     """
     config = config or PipelineConfig()
-    ds, _ = _dataset([str(p) for p in paths], config, progress, read)
+    ds, _, logs = _dataset([str(p) for p in paths], config, progress, read)
+    placement = np.array([str(logs[i].meta.get("placement", "unknown")).lower() for i in ds.log_index])
     grid = default_grid(classifier, grid) if isinstance(grid, str) else grid
     if protocol == "nested-cv" and n_outer is None:
         n_outer = 10
@@ -210,6 +266,7 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
         "per_fold": {"precision": per_fold[:, 0].tolist(), "recall": per_fold[:, 1].tolist(),
                      "f1": per_fold[:, 2].tolist()},
         "test_groups": result.test_groups,
+        "false_stair_rate": _false_stair_rates(result.held_out_stair, ds.y, placement),
         "n_windows": len(ds),
         "n_stair": int(ds.y.sum()),
         "classifier": classifier,

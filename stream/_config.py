@@ -47,8 +47,8 @@ class PipelineConfig:
         rotation vector (the thesis's method). ``linear``: rotate the phone's linear-acceleration
         stream. ``mizell``: accelerometer only, vertical and horizontal components. ``ahrs``: an
         orientation filter on accelerometer + gyroscope. ``vertical``: accelerometer only, projecting
-        onto the gravity estimate (no heading). ``auto`` picks ``rotvec``, then ``ahrs``, then
-        ``vertical`` by what the log recorded.
+        onto the gravity estimate (no heading). ``auto`` picks ``rotvec`` when the log recorded it,
+        else ``vertical`` (not ``ahrs``: measured in benchmarks/results/orientation.md, issue 9).
     segmentation : {"pattern", "sliding"}
         Data-dependent step windows (§3.5) or the time-based sliding-window baseline.
     peak_threshold, valley_threshold : float

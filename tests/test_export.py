@@ -243,9 +243,15 @@ def test_failed_parity_raises_and_writes_nothing(model, windows, tmp_path):
         export_model(model, out, precision="int8", ort=True, validation=windows, min_agreement=1.01)
     with pytest.raises(ExportParityError, match="agree on"):
         export_model(model, out, precision="int8", validation=windows, max_support_vectors=3, min_agreement=0.995)
+    # Issue 9: a reduced support set is held to the same agreement by default, and the refusal is
+    # a ValueError (one CLI line) naming the smallest support set that would agree.
+    with pytest.raises(ValueError, match="smallest int8 export that agrees") as refused:
+        export_model(model, out, precision="int8", validation=windows, max_support_vectors=3)
+    assert isinstance(refused.value, ExportParityError) and "\n" not in str(refused.value)
     assert list(tmp_path.iterdir()) == []
-    reduced = export_model(model, out, precision="int8", validation=windows, max_support_vectors=3)
-    assert reduced.n_support_vectors == 3 and reduced.parity["decision_agreement"] < 1.0  # reported, not enforced
+    needed = int(str(refused.value).split(" keeps ")[1].split(" of ")[0])
+    passed = export_model(model, out, precision="int8", validation=windows, max_support_vectors=needed)
+    assert passed.parity["decision_agreement"] >= 0.995
 
 
 def test_metadata_round_trip(model, exported):

@@ -333,7 +333,7 @@ def test_load_labelled_logs_names_unusable_inputs(tmp_path):
                            tmp_path / "u.csv")
     with pytest.raises(ValueError, match="u.csv: no 'label' column"):
         load_labelled_logs([unlabelled])
-    with pytest.raises(ValueError, match="not UCI HAPT RawData"):
+    with pytest.raises(ValueError, match="neither UCI HAPT RawData"):
         load_labelled_logs([tmp_path])
 
 
@@ -348,3 +348,20 @@ def test_ahrs_on_the_raw_log_equals_rotvec_on_the_fused_log():
     b = window_dataset([bare], native.replace(orientation="ahrs"))
     assert len(a) > 20
     np.testing.assert_allclose(a.X, b.X, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("allowed", [None, np.arange(79) % 3 == 0], ids=["budgeted", "budgeted+restricted"])
+def test_budgeted_and_restricted_models_round_trip_through_the_safe_file(tmp_path, allowed):
+    """The default Nystroem KOMD and the heading-invariant RestrictedSelector (which nests an
+    EasyMKLSelector) are saved as plain data and decide identically after loading."""
+    from stairsense.features import FEATURE_NAMES
+    from stairsense.models import StairstepModel, load_model, make_stairstep_pipeline, save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 79))
+    y = (X[:, 0] + X[:, 3] > 0).astype(int)
+    model = StairstepModel.train(make_stairstep_pipeline(k=10, n_landmarks=50, allowed=allowed), X, y,
+                                 config=PipelineConfig(), feature_names=list(FEATURE_NAMES),
+                                 groups=np.arange(300) % 5, sources=["synthetic"])
+    loaded = load_model(save_model(model, tmp_path / "m.model"))
+    np.testing.assert_array_equal(loaded.pipeline.decision_function(X), model.pipeline.decision_function(X))

@@ -8,5 +8,6 @@ ONNX export rebuilds KOMD's RBF decision.
 """
 from ._easymkl import EasyMKL, EasyMKLSelector
 from ._komd import KOMDClassifier, rbf_kernel_inplace, resolve_rbf_gamma
+from ._nystroem_komd import NystroemKOMDClassifier
 
-__all__ = ["KOMDClassifier", "EasyMKL", "EasyMKLSelector", "rbf_kernel_inplace", "resolve_rbf_gamma"]
+__all__ = ["KOMDClassifier", "NystroemKOMDClassifier", "EasyMKL", "EasyMKLSelector", "rbf_kernel_inplace", "resolve_rbf_gamma"]

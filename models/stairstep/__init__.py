@@ -9,6 +9,7 @@ features and the configuration type, and the export layer above must load it; it
 sub-package because it is an application of the MKL family, not a learning algorithm.
 """
 from ._evaluation import CLASSIFIERS, PROTOCOLS, CVResult, default_grid, evaluate_protocol, make_classifier, stair_scores
+from ._invariant import RestrictedSelector, heading_invariant_mask
 from ._model import (
     MODEL_FORMAT,
     MODEL_FORMAT_VERSION,
@@ -23,6 +24,8 @@ from ._model import (
 )
 
 __all__ = [
+    "RestrictedSelector",
+    "heading_invariant_mask",
     "StairstepModel",
     "make_stairstep_pipeline",
     "save_model",

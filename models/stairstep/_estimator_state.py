@@ -18,13 +18,16 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
-from ..mkl import EasyMKLSelector, KOMDClassifier
+from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
+from ._invariant import RestrictedSelector
 
 __all__ = ["ESTIMATOR_TYPES", "UnsafeStateError", "estimator_to_state", "estimator_from_state", "pack_arrays",
            "unpack_arrays"]
 
-#: The estimator classes a model file may name; a Pipeline of them is also allowed.
-ESTIMATOR_TYPES = {cls.__name__: cls for cls in (MinMaxScaler, EasyMKLSelector, KOMDClassifier)}
+#: The estimator classes a model file may name; a Pipeline of them is also allowed, and so is one of
+#: them as a parameter or attribute of another (RestrictedSelector wraps an EasyMKLSelector).
+ESTIMATOR_TYPES = {cls.__name__: cls for cls in (MinMaxScaler, EasyMKLSelector, KOMDClassifier,
+                                                  NystroemKOMDClassifier, RestrictedSelector)}
 
 # scikit-learn's convention for fitted attributes; anything else (dunders, private names) is refused.
 _FITTED_NAME = re.compile(r"^[a-z][a-z0-9_]*_$")
@@ -44,8 +47,10 @@ def _encode_value(value, name: str, arrays: dict[str, np.ndarray], key: str):
         value = value.item()
     if _is_json_scalar(value):
         return value
-    if isinstance(value, tuple) and all(_is_json_scalar(v) for v in value):
-        return {"tuple": list(value)}
+    if isinstance(value, (tuple, list)) and all(_is_json_scalar(v) for v in value):
+        return {type(value).__name__: list(value)}
+    if type(value).__name__ in ESTIMATOR_TYPES:
+        return {"estimator": estimator_to_state(value, arrays, key + ".")}
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biuf":
             arrays[key] = value
@@ -61,9 +66,12 @@ def _encode_value(value, name: str, arrays: dict[str, np.ndarray], key: str):
 def _decode_value(value, name: str, arrays):
     if _is_json_scalar(value):
         return value
-    if isinstance(value, dict) and len(value) == 1 and "tuple" in value and isinstance(value["tuple"], list):
-        if all(_is_json_scalar(v) for v in value["tuple"]):
-            return tuple(value["tuple"])
+    if isinstance(value, dict) and len(value) == 1 and ("tuple" in value or "list" in value):
+        (kind, items), = value.items()
+        if isinstance(items, list) and all(_is_json_scalar(v) for v in items):
+            return tuple(items) if kind == "tuple" else list(items)
+    if isinstance(value, dict) and set(value) == {"estimator"}:
+        return estimator_from_state(value["estimator"], arrays)  # its type is checked there
     if isinstance(value, dict) and set(value) == {"array"} and value["array"] in arrays:
         return arrays[value["array"]]
     if isinstance(value, dict) and set(value) == {"strings", "dtype"} and isinstance(value["strings"], list):

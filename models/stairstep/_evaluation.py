@@ -158,6 +158,9 @@ class CVResult:
         Mean inner-fold F1 of every grid candidate (empty columns when the grid has one point).
     test_groups : list of list
         Subjects held out in each outer fold (``loso``; empty lists for ``nested-cv``).
+    held_out_stair : ndarray of int8, shape (m,), optional
+        Each window's STAIR decision (1/0) by the model of the outer fold that held it out (−1 if
+        no fold did): per-group figures such as the false-stair rate per placement come from it.
     """
 
     protocol: str
@@ -165,6 +168,7 @@ class CVResult:
     best_params: list = field(default_factory=list)
     inner_f1: np.ndarray | None = None
     test_groups: list = field(default_factory=list)
+    held_out_stair: np.ndarray | None = None
 
     @property
     def per_fold(self) -> np.ndarray:
@@ -193,15 +197,18 @@ class CVResult:
 
 
 def _fit_count(estimator, params, X, y, train, test, pos_label):
-    """Fit a clone with ``params`` on ``train``, return STAIR (tp, fp, fn) on ``test``."""
+    """Fit a clone with ``params`` on ``train``; return its STAIR decisions (bool) on ``test``."""
     model = clone(estimator).set_params(**params).fit(X[train], y[train])
-    pred = model.predict(X[test]) == pos_label
-    truth = y[test] == pos_label
+    return model.predict(X[test]) == pos_label
+
+
+def _counts(pred, truth):
+    """STAIR (tp, fp, fn) of boolean decisions against boolean truth."""
     return np.array([np.sum(pred & truth), np.sum(pred & ~truth), np.sum(~pred & truth)])
 
 
 def _run_fits(jobs, estimator, X, y, pos_label, *, client, n_jobs, progress, desc):
-    """Run :func:`_fit_count` for every ``(params, train, test)`` job, in order of ``jobs``.
+    """Run :func:`_fit_count` for every ``(params, train, test)`` job; its decisions, in order of ``jobs``.
 
     The same task function runs serially / on joblib workers (``client=None``) or on Dask, where
     X and y are scattered once to every worker instead of being shipped with each task.
@@ -348,7 +355,8 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
     if len(candidates) > 1:
         inner_splits = [inner(train) for train, _ in outer]
         jobs = [(p, tr, te) for splits in inner_splits for p in candidates for tr, te in splits]
-        counts = iter(_run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} inner grid", **kw))
+        preds = _run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} inner grid", **kw)
+        counts = iter(_counts(pred, y[te] == pos_label) for pred, (_, _, te) in zip(preds, jobs))
         inner_f1 = np.array([[np.mean([stair_scores(next(counts))[2] for _ in splits]) for _ in candidates]
                              for splits in inner_splits])
         best = [candidates[int(np.argmax(row))] for row in inner_f1]
@@ -357,6 +365,10 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
         best = [candidates[0]] * len(outer)
 
     jobs = [(p, tr, te) for p, (tr, te) in zip(best, outer)]
-    counts = np.array(_run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} outer folds", **kw))
+    preds = _run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} outer folds", **kw)
+    counts = np.array([_counts(pred, y[te] == pos_label) for pred, (_, te) in zip(preds, outer)])
+    held_out = np.full(y.size, -1, dtype=np.int8)
+    for pred, (_, te) in zip(preds, outer):
+        held_out[te] = pred
     test_groups = [sorted(np.unique(groups[te]).tolist()) if protocol == "loso" else [] for _, te in outer]
-    return CVResult(protocol, counts.reshape(-1, 3), best, inner_f1, test_groups)
+    return CVResult(protocol, counts.reshape(-1, 3), best, inner_f1, test_groups, held_out)

@@ -37,8 +37,9 @@ from sklearn.utils.validation import check_is_fitted
 from stairsense.features import make_feature_scaler
 from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig, new_file_mode
 
-from ..mkl import EasyMKLSelector, KOMDClassifier
+from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
 from ._estimator_state import UnsafeStateError, estimator_from_state, estimator_to_state, pack_arrays, unpack_arrays
+from ._invariant import RestrictedSelector
 
 __all__ = [
     "make_stairstep_pipeline",
@@ -96,7 +97,7 @@ def package_version() -> str:
 
 
 def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, tol=1e-8,
-                            random_state=None) -> Pipeline:
+                            random_state=None, n_landmarks=None, allowed=None) -> Pipeline:
     """The stair-step classifier: [-1, 1] scaling, EasyMKL top-k selection, RBF KOMD.
 
     Spec §3.6 (scaling fitted on training windows only, clipped at inference), §3.9 (EasyMKL over
@@ -115,7 +116,15 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
     tol : float > 0, default=1e-8
         KOMD solver tolerance.
     random_state : None, int or RandomState
-        Passed to KOMD (deterministic today; kept so grids can seed every step alike).
+        Passed to KOMD (seeds the landmarks' k-means with ``n_landmarks``).
+    n_landmarks : int, optional
+        Train under a support-vector budget: KOMD on the Nyström kernel over this many k-means
+        landmarks (:class:`~stairsense.models.mkl.NystroemKOMDClassifier`), so the decision is an
+        expansion over at most ``n_landmarks`` points and the exported file is the trained model,
+        not a truncation of it (issue 9). ``None``: exact KOMD over every support vector.
+    allowed : array-like of bool, optional
+        Columns the selector may choose from (:class:`RestrictedSelector`), e.g.
+        :func:`heading_invariant_mask` of the feature names; ``None`` allows every column.
 
     Returns
     -------
@@ -132,8 +141,11 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
     """
     return Pipeline([
         ("scale", make_feature_scaler()),
-        ("select", EasyMKLSelector(lam=selector_lam, k=k)),
-        ("komd", KOMDClassifier(lam=lam, kernel="rbf", gamma=gamma, tol=tol, random_state=random_state)),
+        ("select", EasyMKLSelector(lam=selector_lam, k=k) if allowed is None else
+         RestrictedSelector(EasyMKLSelector(lam=selector_lam, k=k), allowed)),
+        ("komd", KOMDClassifier(lam=lam, kernel="rbf", gamma=gamma, tol=tol, random_state=random_state)
+         if n_landmarks is None else
+         NystroemKOMDClassifier(n_landmarks=n_landmarks, lam=lam, gamma=gamma, tol=tol, random_state=random_state)),
     ])
 
 

@@ -1,0 +1,154 @@
+"""Issue 9: budgeted KOMD, heading-invariant features, evaluating a model file, Oxford negatives.
+
+Oracles: exact KOMD on the explicit Nyström kernel (precomputed) for the budgeted classifier; a
+rotation of the samples about the vertical axis for the invariance claim; hand-counted windows
+for the file evaluation.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+from sklearn.utils.estimator_checks import check_estimator
+
+from stairsense.cli import main
+from stairsense.features import FEATURE_NAMES, window_features
+from stairsense.models import KOMDClassifier
+from stairsense.models.mkl import NystroemKOMDClassifier, rbf_kernel_inplace
+from stairsense.models.stairstep import RestrictedSelector, heading_invariant_mask
+
+
+@pytest.fixture(scope="module")
+def moons():
+    return make_moons(300, noise=0.2, random_state=1)
+
+
+def test_nystroem_komd_is_komd_on_the_nystroem_kernel(moons):
+    """Oracle: KOMDClassifier(kernel='precomputed') on K̃ = k(X, Z) K_ZZ⁺ k(Z, X) with the same Z."""
+    X, y = moons
+    clf = NystroemKOMDClassifier(n_landmarks=25, lam=0.05, gamma=1.5, rcond=1e-10, random_state=0).fit(X, y)
+    Z = clf.support_vectors_
+    assert Z.shape == (25, 2) and clf.dual_coef_.shape == (25,)
+    C = rbf_kernel_inplace(X, Z, 1.5)
+    K_zz = rbf_kernel_inplace(Z, Z, 1.5)
+    K_nys = C @ np.linalg.pinv(K_zz, rcond=1e-10, hermitian=True) @ C.T
+    oracle = KOMDClassifier(lam=0.05, kernel="precomputed").fit(K_nys, y)
+    X_test = np.random.default_rng(0).uniform(-1.5, 2.5, (200, 2))
+    K_test = rbf_kernel_inplace(X_test, Z, 1.5) @ np.linalg.pinv(K_zz, rcond=1e-10, hermitian=True) @ C.T
+    np.testing.assert_allclose(clf.decision_function(X_test), oracle.decision_function(K_test), atol=1e-6)
+    assert clf.score(X, y) > 0.9
+
+
+def test_nystroem_komd_with_a_budget_above_the_data_is_exact_komd(moons):
+    X, y = moons[0][:80], moons[1][:80]
+    budget = NystroemKOMDClassifier(n_landmarks=200, lam=0.1, gamma=1.0, rcond=1e-12).fit(X, y)
+    exact = KOMDClassifier(lam=0.1, gamma=1.0).fit(X, y)
+    X_test = np.random.default_rng(1).uniform(-1, 2, (50, 2))
+    np.testing.assert_allclose(budget.decision_function(X_test), exact.decision_function(X_test), atol=1e-5)
+
+
+def test_nystroem_komd_passes_check_estimator():
+    check_estimator(NystroemKOMDClassifier(n_landmarks=8, gamma=1.0, random_state=0))
+
+
+def test_heading_invariant_features_do_not_change_when_the_phone_turns():
+    """Rotating every sample about Up (another heading) leaves exactly the listed features unchanged."""
+    rng = np.random.default_rng(3)
+    samples = rng.normal(size=(400, 3)) * [1.0, 0.4, 2.0] + [0.3, -0.2, 0.1]
+    offsets = np.arange(0, 401, 40)
+    angle = 1.1
+    c, s = np.cos(angle), np.sin(angle)
+    turned = samples @ np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]]).T
+    before, after = window_features(samples, offsets), window_features(turned, offsets)
+    mask = heading_invariant_mask(FEATURE_NAMES)
+    np.testing.assert_allclose(after[:, mask], before[:, mask], rtol=1e-9, atol=1e-12)
+    changed = ~np.isclose(after, before, rtol=1e-6, atol=1e-9).all(axis=0)
+    assert changed[~mask].all()  # every other feature depends on the heading
+
+
+def test_restricted_selector_keeps_only_allowed_columns():
+    from stairsense.models import EasyMKLSelector
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 6))
+    y = (X[:, 0] + 0.2 * rng.normal(size=120) > 0).astype(int)  # column 0 is the informative one
+    allowed = np.array([False, True, True, True, False, True])
+    sel = RestrictedSelector(EasyMKLSelector(k=2), allowed).fit(X, y)
+    support = sel.get_support()
+    assert support.sum() == 2 and not (support & ~allowed).any()
+    assert RestrictedSelector(EasyMKLSelector(k=10), allowed).fit(X, y).get_support().tolist() == allowed.tolist()
+
+
+@pytest.fixture(scope="module")
+def sim_logs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("robust")
+    paths = []
+    for seed in (11, 12, 13):
+        path = folder / f"p{seed}.csv.gz"
+        assert main(["simulate", "--minutes", "2", "--seed", str(seed), "--out", str(path)]) == 0
+        paths.append(path)
+    return folder, paths
+
+
+def test_train_budget_export_and_evaluate_the_onnx_file(sim_logs, capsys):
+    pytest.importorskip("onnxruntime")
+    folder, (a, b, held_out) = sim_logs
+    model, onnx = folder / "m.model", folder / "m.onnx"
+    assert main(["train", str(a), str(b), "--landmarks", "40", "--out", str(model), "--json"]) == 0
+    assert main(["export", str(model), "--out", str(onnx), "--json"]) == 0
+    capsys.readouterr()
+    results = []
+    for m in (model, onnx):
+        assert main(["evaluate", str(held_out), "--model", str(m), "--json"]) == 0
+        results.append(json.loads(capsys.readouterr().out))
+    python, exported = results
+    assert exported["overall"]["windows"] == python["overall"]["windows"] > 50
+    assert abs(exported["overall"]["f1"] - python["overall"]["f1"]) <= 0.01
+    assert set(exported["false_stair_rate"]) and 0 <= exported["overall"]["recall"] <= 1
+
+
+def test_train_reads_an_oxford_recording_as_level_walking(data_dir):
+    from stairsense._train import load_labelled_logs
+
+    folder = sorted((data_dir / "oxford-stepcounter" / "optimisation" / "data").glob("Samsung_Dario_*"))[0]
+    (log,) = load_labelled_logs([folder])
+    assert log.label is not None and set(np.unique(log.label)) == {1}  # WALKING: NO_STAIR windows
+    assert log.meta["placement"] and log.meta["path"] == str(folder)
+
+
+def test_held_out_decisions_reproduce_the_fold_counts():
+    from stairsense.models import evaluate_protocol, make_classifier
+
+    X, y = make_moons(240, noise=0.3, random_state=2)
+    groups = np.repeat(np.arange(6), 40)
+    res = evaluate_protocol(make_classifier("knn"), X, y, groups=groups, protocol="loso", n_inner=3)
+    assert (res.held_out_stair >= 0).all()  # leave-one-subject-out tests every window once
+    for counts, subjects in zip(res.counts, res.test_groups):
+        test = np.isin(groups, subjects)
+        pred, truth = res.held_out_stair[test] == 1, y[test] == 1
+        assert counts.tolist() == [np.sum(pred & truth), np.sum(pred & ~truth), np.sum(~pred & truth)]
+
+
+def test_evaluate_reports_false_stair_rate_per_placement(sim_logs, data_dir, capsys):
+    _, paths = sim_logs
+    oxford = sorted((data_dir / "oxford-stepcounter" / "optimisation" / "data").glob("Samsung_Dario_Hard_FrontPocket_*"))[0]
+    capsys.readouterr()
+    assert main(["evaluate", *map(str, paths), str(oxford), "--classifier", "dt", "--rate", "30", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    # Oxford's placement from its folder name, the simulator's from the log's metadata.
+    assert "frontpocket" in result["false_stair_rate"] and len(result["false_stair_rate"]) >= 2
+    assert all(0 <= r <= 1 for r in result["false_stair_rate"].values())
+
+
+def test_export_refuses_a_truncated_model_with_one_line_and_exit_2(sim_logs, capsys):
+    pytest.importorskip("onnxruntime")
+    folder, (a, b, _) = sim_logs
+    model, onnx = folder / "exact.model", folder / "cut.onnx"
+    assert main(["train", str(a), str(b), "--landmarks", "0", "--out", str(model), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["export", str(model), "--out", str(onnx), "--max-support-vectors", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Nothing was written" in err and "--max-kb" in err and "--landmarks" in err
+    assert not onnx.exists()
