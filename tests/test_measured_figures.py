@@ -2,9 +2,9 @@
 
 Each row names its benchmark script(s) in the last column; ``benchmarks/bench_<topic>.py`` writes
 ``benchmarks/results/<topic>.md`` and declares the code it measures in ``MEASURES`` (paths of this
-repository). A figure is *fresh* when no commit in HEAD's history that changed that code is missing
-from the history of the commit the results page was produced at (its provenance comment, written by
-``benchmarks/_common.write_results``; else the commit that last changed the page). A stale figure must say so in its row ("stale"), so a
+repository). A figure is *fresh* when that code is the same at HEAD as at the commit the results
+page was produced at (its provenance comment, written by ``benchmarks/_common.write_results``; else
+the commit that last changed the page). A stale figure must say so in its row ("stale"), so a
 reader never takes an old number for the code in front of them.
 """
 from __future__ import annotations
@@ -57,12 +57,15 @@ def produced_at(page: Path) -> str | None:
 
 
 def is_fresh(page: Path, paths: tuple[str, ...]) -> bool:
-    """Whether ``page`` was produced at a commit that no change to ``paths`` in HEAD's history postdates."""
+    """Whether the code at ``paths`` is the same at HEAD as at the commit ``page`` was produced at.
+
+    Comparing the trees (not walking the history between them) is what "the figure measured this
+    code" means, and merges cannot confuse it.
+    """
     commit = produced_at(page)
     if commit is None:
         return False
-    later = git("rev-list", f"{commit}..HEAD", "--", *paths)
-    return later.returncode == 0 and not later.stdout.strip()
+    return git("diff", "--quiet", commit, "HEAD", "--", *paths).returncode == 0
 
 
 def results_pages(script: str) -> list[Path]:
