@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from ._task_solvers import solve_task_dual, solve_task_sgd
+from ._tasks import check_tasks
 
 __all__ = [
     "ADMMMultiTaskClassifier",
@@ -442,17 +443,6 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
     def _augment(self, X):
         return np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
 
-    def _check_tasks(self, tasks, n_samples, method):
-        if tasks is None:
-            return None
-        tasks = np.asarray(tasks)
-        if tasks.shape != (n_samples,):
-            raise ValueError(
-                f"{type(self).__name__}.{method}: expected `tasks` to hold one task id per row of X, "
-                f"shape ({n_samples},); got shape {tasks.shape}. Pass an array of task ids aligned with X."
-            )
-        return tasks
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, tasks=None, *, client=None, callback=None):
         """Fit one linear model per task by ADMM.
@@ -507,7 +497,7 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         """Validated ``X`` with the bias column, labels as +-1, and each row's task index; sets
         ``classes_`` and ``tasks_``."""
         X, y = validate_data(self, X, y, dtype=np.float64)
-        tasks = self._check_tasks(tasks, X.shape[0], "fit")
+        tasks = check_tasks(tasks, X.shape[0], f"{type(self).__name__}.fit")
         self.classes_, y_index = np.unique(y, return_inverse=True)
         if len(self.classes_) != 2:
             raise ValueError(
@@ -593,7 +583,7 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        tasks = self._check_tasks(tasks, X.shape[0], "decision_function")
+        tasks = check_tasks(tasks, X.shape[0], f"{type(self).__name__}.decision_function")
         coef = np.vstack([self.coef_, self.shared_coef_])
         intercept = np.append(self.intercept_, self.shared_intercept_)
         row = np.full(X.shape[0], len(self.tasks_))  # last row of coef: cold start

@@ -36,6 +36,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._tasks import check_tasks
+
 __all__ = [
     "MTONMKLClassifier",
     "base_kernels",
@@ -268,15 +270,8 @@ class MTONMKLClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
 
     def _check_tasks(self, tasks, n_samples, method):
-        if tasks is None:
-            return np.zeros(n_samples, dtype=int)
-        tasks = np.asarray(tasks)
-        if tasks.shape != (n_samples,):
-            raise ValueError(
-                f"{type(self).__name__}.{method}: expected `tasks` to hold one task id per row of X, "
-                f"shape ({n_samples},); got shape {tasks.shape}. Pass an array of task ids aligned with X."
-            )
-        return tasks
+        tasks = check_tasks(tasks, n_samples, f"{type(self).__name__}.{method}")
+        return np.zeros(n_samples, dtype=int) if tasks is None else tasks  # None: one task
 
     def _svm_step(self, task_kernels, signs, weights):
         duals = [_svm_dual(np.tensordot(w, K, axes=1), s, self.C) for K, s, w in zip(task_kernels, signs, weights)]

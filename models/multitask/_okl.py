@@ -28,8 +28,14 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 from tqdm.auto import tqdm
+
+from ._tasks import check_tasks
 
 __all__ = [
     "MaskedOutputs",
@@ -396,15 +402,8 @@ class _OutputKernelBase(BaseEstimator):
         self.random_state = random_state
 
     def _check_tasks(self, tasks, n_samples, method):
-        if tasks is None:
-            return np.zeros(n_samples, dtype=int)
-        tasks = np.asarray(tasks)
-        if tasks.shape != (n_samples,):
-            raise ValueError(
-                f"{type(self).__name__}.{method}: expected `tasks` to hold one task id per row of X, "
-                f"shape ({n_samples},); got shape {tasks.shape}. Pass an array of task ids aligned with X."
-            )
-        return tasks
+        tasks = check_tasks(tasks, n_samples, f"{type(self).__name__}.{method}")
+        return np.zeros(n_samples, dtype=int) if tasks is None else tasks  # None: one task
 
     def _fit_targets(self, X, targets, tasks, sample_weight):
         tasks = self._check_tasks(tasks, X.shape[0], "fit")
