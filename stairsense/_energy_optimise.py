@@ -38,7 +38,7 @@ from stairsense.export.energy import (
     inference_cost,
     load_profile,
     measure_stage_costs,
-    measure_windows,
+    measure_logs_windows,
     parse_day,
 )
 from stairsense.stream import PipelineConfig
@@ -224,20 +224,7 @@ def evaluate_front_end(config: PipelineConfig, logs, feature_counts, precisions,
                 if fold == 0:
                     selected = list(np.flatnonzero(model.pipeline[1].get_support()))
                     graphs[(k, precision)] = (proto, selected)
-    counts: dict[str, ActivityCounts] = {}
-    lengths = []
-    for log in logs:
-        c, median = measure_windows(log, config)
-        for name, part in c.items():
-            total = counts.setdefault(name, ActivityCounts())
-            total.seconds += part.seconds
-            total.samples += part.samples
-            total.opened += part.opened
-            total.dropped += part.dropped
-            total.classified += part.classified
-        if median:
-            lengths.append(median)
-    window = int(np.median(lengths)) if lengths else max(3, round(0.6 * config.rate_hz))
+    counts, window = measure_logs_windows(logs, config)
     inference = {str(k): {p: inference_cost(graphs[(k, p)][0], window, graphs[(k, p)][1], data.feature_names,
                                        repeats=100).to_dict() for p in precisions} for k in ks}
     return {

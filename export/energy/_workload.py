@@ -46,6 +46,7 @@ __all__ = [
     "InferenceCost",
     "activity_class",
     "measure_windows",
+    "measure_logs_windows",
     "measure_stage_costs",
     "inference_cost",
     "selected_features",
@@ -92,6 +93,14 @@ class ActivityCounts:
     dropped: int = 0
     classified: int = 0
 
+    def add(self, other: "ActivityCounts") -> None:
+        """Accumulate another log's counts for the same activity class."""
+        self.seconds += other.seconds
+        self.samples += other.samples
+        self.opened += other.opened
+        self.dropped += other.dropped
+        self.classified += other.classified
+
     def per_second(self) -> dict[str, float]:
         s = self.seconds or 1.0
         return {"samples": self.samples / s, "opened": self.opened / s, "dropped": self.dropped / s,
@@ -103,6 +112,24 @@ def _median_kept_length(windows) -> int:
     if not kept.any():
         return 0
     return int(np.median((windows.stop - windows.start)[kept]))
+
+
+def measure_logs_windows(logs, config: PipelineConfig) -> tuple[dict[str, ActivityCounts], int]:
+    """:func:`measure_windows` summed over ``logs``, and the median classified window length.
+
+    The window length (samples) is the median of the logs' medians; with no classified window it
+    falls back to 0.6 s at the configured rate, a typical step.
+    """
+    totals: dict[str, ActivityCounts] = {}
+    lengths = []
+    for log in logs:
+        counts, median = measure_windows(log, config)
+        for name, c in counts.items():
+            totals.setdefault(name, ActivityCounts()).add(c)
+        if median:
+            lengths.append(median)
+    window = int(np.median(lengths)) if lengths else max(3, round(0.6 * config.rate_hz))
+    return totals, window
 
 
 def measure_windows(log, config: PipelineConfig) -> tuple[dict[str, ActivityCounts], int]:
@@ -472,20 +499,7 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
     if not logs:
         raise ValueError("no log to replay")
     config = config.replace(orientation=resolve_orientation(config, logs[0]))
-    totals: dict[str, ActivityCounts] = {}
-    lengths = []
-    for log in logs:
-        counts, median = measure_windows(log, config)
-        for name, c in counts.items():
-            t = totals.setdefault(name, ActivityCounts())
-            t.seconds += c.seconds
-            t.samples += c.samples
-            t.opened += c.opened
-            t.dropped += c.dropped
-            t.classified += c.classified
-        if median:
-            lengths.append(median)
-    window = int(np.median(lengths)) if lengths else max(3, round(0.6 * config.rate_hz))
+    totals, window = measure_logs_windows(logs, config)
     stages = measure_stage_costs(config)
     inference = None if model is None else inference_cost(model, window, selected, input_names)
     return Workload(config=config.to_dict(), counts=totals, stages=stages, inference=inference, source=source)
