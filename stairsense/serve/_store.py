@@ -264,21 +264,16 @@ class SQLiteStore(Store):
         conn.execute("PRAGMA synchronous=FULL")
         return conn
 
-    @contextmanager
     def _locked_transaction(self):
-        cur = self._conn.cursor()
-        cur.execute("BEGIN IMMEDIATE")
-        try:
-            yield cur
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        cur.execute("COMMIT")
+        return self._begin("BEGIN IMMEDIATE")  # takes SQLite's write lock at once: the writer lock
+
+    def _transaction(self):
+        return self._begin("BEGIN")
 
     @contextmanager
-    def _transaction(self):
+    def _begin(self, statement: str):
         cur = self._conn.cursor()
-        cur.execute("BEGIN")
+        cur.execute(statement)
         try:
             yield cur
         except BaseException:
