@@ -15,14 +15,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import accuracy_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from ._task_solvers import solve_task_dual, solve_task_sgd
-from ._tasks import check_tasks
+from ._tasks import BinaryMultiTaskMixin, check_tasks
 
 __all__ = [
     "ADMMMultiTaskClassifier",
@@ -266,7 +265,7 @@ def _task_runner(Xa, signs, task_index, n_tasks, client):
     return (_SerialBlocks(blocks) if client is None else _DaskBlocks(client, blocks)), groups
 
 
-class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
+class ADMMMultiTaskClassifier(BinaryMultiTaskMixin, ClassifierMixin, BaseEstimator):
     """Variance-regularised multi-task linear SVM solved by ADMM (spec §4).
 
     Task ``t`` gets ``w_t = w_0 + v_t`` and the learner minimises Eq. 13.3::
@@ -593,29 +592,3 @@ class ADMMMultiTaskClassifier(ClassifierMixin, BaseEstimator):
             known = self.tasks_[position] == tasks
             row[known] = position[known]
         return np.einsum("ij,ij->i", X, coef[row]) + intercept[row]
-
-    def predict(self, X, tasks=None):
-        """Predict labels with each row's task model (``w_0`` for unseen tasks).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-        tasks : array-like of shape (n_samples,), default=None
-            Task id of each row; unseen ids and ``None`` use ``w_0``.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        return self.classes_[(self.decision_function(X, tasks) > 0).astype(int)]
-
-    def score(self, X, y, tasks=None, sample_weight=None):
-        """Mean accuracy of ``predict(X, tasks)`` (see ``ClassifierMixin.score``)."""
-        return accuracy_score(y, self.predict(X, tasks), sample_weight=sample_weight)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags

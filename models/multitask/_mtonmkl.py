@@ -29,14 +29,13 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import nnls
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.metrics import accuracy_score
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._tasks import check_tasks
+from ._tasks import BinaryMultiTaskMixin, check_tasks
 
 __all__ = [
     "MTONMKLClassifier",
@@ -200,7 +199,7 @@ def _svm_dual(K, y, C):
     return signed, float(svm.intercept_[0])
 
 
-class MTONMKLClassifier(ClassifierMixin, BaseEstimator):
+class MTONMKLClassifier(BinaryMultiTaskMixin, ClassifierMixin, BaseEstimator):
     """Multi-task optimal-neighbourhood MKL SVM and its baselines from the same code (spec B).
 
     Task ``t`` predicts ``sign(sum_i alpha_t^i y_t^i sum_m theta_t^m k_m(x_t^i, x) + b_t)`` with the
@@ -399,17 +398,3 @@ class MTONMKLClassifier(ClassifierMixin, BaseEstimator):
             kernel = np.tensordot(self.task_weights_[t], base_kernels(X_t, X[here]), axes=1)
             scores[here] = signed @ kernel + bias
         return scores
-
-    def predict(self, X, tasks=None):
-        """Labels from ``classes_`` with each row's task SVM."""
-        scores = self.decision_function(X, tasks)
-        return self.classes_[(scores > 0).astype(int)]
-
-    def score(self, X, y, tasks=None, sample_weight=None):
-        """Mean accuracy of ``predict(X, tasks)``."""
-        return accuracy_score(y, self.predict(X, tasks), sample_weight=sample_weight)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags

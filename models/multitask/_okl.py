@@ -24,7 +24,6 @@ from scipy import sparse
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.kernel_approximation import Nystroem
-from sklearn.metrics import accuracy_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
@@ -35,7 +34,7 @@ from sklearn.utils.validation import (
 )
 from tqdm.auto import tqdm
 
-from ._tasks import check_tasks
+from ._tasks import BinaryMultiTaskMixin, check_tasks
 
 __all__ = [
     "MaskedOutputs",
@@ -567,7 +566,7 @@ class OutputKernelRegressor(RegressorMixin, _OutputKernelBase):
         return r2_score(y, self.predict(X, tasks), sample_weight=sample_weight)
 
 
-class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
+class OutputKernelClassifier(BinaryMultiTaskMixin, ClassifierMixin, _OutputKernelBase):
     __doc__ = """Binary classification by OKL regression on ``-1/+1`` targets (spec A6 G14).
 
     Square loss only (the paper's); the sign of the regression output is the class.
@@ -604,17 +603,3 @@ class OutputKernelClassifier(ClassifierMixin, _OutputKernelBase):
     def decision_function(self, X, tasks=None):
         """Regression output of each row's task; positive predicts ``classes_[1]``."""
         return self._predict_values(X, tasks)
-
-    def predict(self, X, tasks=None):
-        """Labels from ``classes_`` (unseen task ids and ``None``: the mean task factor)."""
-        scores = self.decision_function(X, tasks)
-        return self.classes_[(scores > 0).astype(int)]
-
-    def score(self, X, y, tasks=None, sample_weight=None):
-        """Mean accuracy of ``predict(X, tasks)``."""
-        return accuracy_score(y, self.predict(X, tasks), sample_weight=sample_weight)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
