@@ -140,6 +140,20 @@ def data_dir(*parts: str) -> Path:
     return path
 
 
+def source_key(*parts: str) -> str:
+    """A short hash of ``parts`` and of every source file under ``stream/`` and ``features/``.
+
+    Benchmark caches of logs and window tables are keyed by it, so a change to the code that made
+    them rebuilds them instead of feeding old windows to a figure that claims to measure new code.
+    """
+    import hashlib
+
+    digest = hashlib.sha256("\0".join(parts).encode())
+    for path in sorted(p for folder in ("stream", "features") for p in (REPO / folder).rglob("*.py")):
+        digest.update(path.relative_to(REPO).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 #: Fused UCI HAPT logs and window tables per configuration, shared by bench_table_12_2 and bench_export.
 UCI_CACHE = Path(__file__).resolve().parent / "out" / "table_12_2"
 
@@ -152,7 +166,7 @@ def fused_uci_logs(data: Path):
 
     from stairsense.stream import load_uci_hapt, with_virtual_sensors
 
-    cache = UCI_CACHE / "uci_fused.pkl"
+    cache = UCI_CACHE / f"uci_fused_{source_key(str(data))}.pkl"
     if cache.exists():
         with open(cache, "rb") as f:
             return pickle.load(f)
@@ -166,13 +180,11 @@ def fused_uci_logs(data: Path):
 
 def cached_windows(logs, config):
     """(X, y, groups) of ``window_dataset(logs, config)``, cached by the configuration's JSON."""
-    import hashlib
-
     import numpy as np
 
     from stairsense import window_dataset
 
-    key = hashlib.sha256(config.to_json().encode()).hexdigest()[:16]
+    key = source_key(config.to_json(), f"{len(logs)} logs, {sum(len(log.t_ns) for log in logs)} samples")
     cache = UCI_CACHE / f"windows_{key}.npz"
     if not cache.exists():
         UCI_CACHE.mkdir(parents=True, exist_ok=True)

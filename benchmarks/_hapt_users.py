@@ -1,27 +1,27 @@
 """UCI HAPT windows with one task per subject, built once and cached under ``benchmarks/out/``.
 
-Used by the OKL / MT-ONMKL benchmarks. The configuration is 30 Hz with time smoothing
-and ``orientation="auto"`` (UCI HAPT has a gyroscope, so this is the AHRS filter: the same orientation
-source as the Table 12.2 headline run, without its separate fusion cache).
+Used by the OKL / MT-ONMKL benchmarks. The configuration is 30 Hz with time smoothing and
+``orientation="auto"``, resolved on the raw UCI logs as ``stairsense train`` resolves it.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+from _common import data_dir, source_key
 
 OUT = Path(__file__).resolve().parent / "out"
 HAPT_CONFIG = dict(orientation="auto", smoothing="time", rate_hz=30)
-DEFAULT_DATA = Path("/work/shared/data/uci-hapt/RawData")
 
 
-def hapt_user_windows(data: Path = DEFAULT_DATA):
+def hapt_user_windows(data: Path | None = None):
     """(X, y, groups, provenance): window features, STAIR label (1) or not (0), subject id per window."""
     from stairsense import PipelineConfig, window_dataset
     from stairsense.stream import load_uci_hapt
 
+    data = data or data_dir("uci-hapt", "RawData")
     config = PipelineConfig(**HAPT_CONFIG)
-    cache = OUT / "hapt_users" / "windows_auto_30hz.npz"
+    cache = OUT / "hapt_users" / f"windows_{source_key(config.to_json(), str(data))}.npz"
     if not cache.exists():
         dataset = window_dataset(load_uci_hapt(data), config, progress=True)
         cache.parent.mkdir(parents=True, exist_ok=True)

@@ -7,19 +7,18 @@ result is cached under ``benchmarks/out/robust`` by the configuration's JSON.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 from pathlib import Path
 
 import numpy as np
-from _common import data_dir
+from _common import data_dir, source_key
 
 CACHE = Path(__file__).resolve().parent / "out" / "robust"
 
 
 def _cached(name: str, config, build):
-    key = hashlib.sha256((name + config.to_json()).encode()).hexdigest()[:16]
+    key = source_key(name, config.to_json())
     path = CACHE / f"{name}_{key}.pkl"
     if path.exists():
         with open(path, "rb") as f:

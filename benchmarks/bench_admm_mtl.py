@@ -31,7 +31,7 @@ from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from _common import data_dir, write_results
+from _common import cached_windows, data_dir, fused_uci_logs, write_results
 from stairsense.models.multitask import (
     ADMMMultiTaskClassifier,
     compare_mtl_pooled_independent,
@@ -42,7 +42,11 @@ from stairsense.models.multitask import (
 )
 
 # The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
-MEASURES = ("models/multitask/", "models/kernel_machines/", "stream/", "features/", "stairsense/pipeline.py")
+# Log-file readers (`:!` excludes them) are not measured: this benchmark reads no log file.
+MEASURES = ("models/multitask/_admm_mtl.py", "models/multitask/_task_solvers.py",
+            "models/multitask/_tasks.py", "models/multitask/_comparison.py", "models/kernel_machines/",
+            "stream/", ":!stream/_csv_*", ":!stream/_parquet.py", ":!stream/_convert.py",
+            ":!stream/_import.py", "features/", "stairsense/pipeline.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "admm_mtl.md"
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -204,38 +208,18 @@ def dask_scaling(n_tasks, n_iter, repeats):
     return times
 
 
-#: Windows of the Table 12.2 benchmark's headline configuration (30 Hz, time smoothing, rotation
-#: vector from Madgwick fusion of accelerometer + gyroscope, i.e. an AHRS): reused when present.
-TABLE_12_2_CACHE = OUT / "table_12_2"
+#: The Table 12.2 benchmark's headline configuration (30 Hz, time smoothing, rotation vector from
+#: Madgwick fusion of accelerometer + gyroscope); its fused logs and windows caches are shared.
 HAPT_CONFIG = dict(orientation="rotvec", smoothing="time", rate_hz=30)
 
 
 def hapt_windows(data):
-    """(X, y, groups, provenance) of UCI HAPT windows, cached under ``benchmarks/out/``.
-
-    Reuses the cached windows of ``bench_table_12_2.py`` for :data:`HAPT_CONFIG`
-    (rotation vector fused from gyro + accelerometer) when present; otherwise
-    runs ``window_dataset`` with ``orientation="ahrs"`` (slow: a Python loop per
-    sample) and caches the result in ``benchmarks/out/admm_mtl/``.
-    """
+    """(X, y, groups, provenance) of UCI HAPT windows for :data:`HAPT_CONFIG`, cached by ``_common``."""
     from stairsense import PipelineConfig
 
-    wanted = PipelineConfig(**HAPT_CONFIG).to_json()
-    for path in sorted(TABLE_12_2_CACHE.glob("windows_*.npz")):
-        cached = np.load(path, allow_pickle=False)
-        if str(cached["config"]) == wanted:
-            return cached["X"], cached["y"], cached["groups"], f"`{path.relative_to(OUT.parent)}` ({wanted})"
-    config = PipelineConfig(orientation="ahrs", rate_hz=30)
-    cache = OUT / "admm_mtl" / "hapt_ahrs_30hz.npz"
-    if not cache.exists():
-        from stairsense.pipeline import window_dataset
-        from stairsense.stream import load_uci_hapt
-
-        dataset = window_dataset(load_uci_hapt(data), config, progress=True)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, X=dataset.X, y=dataset.y, groups=dataset.groups.astype(np.int64))
-    cached = np.load(cache)
-    return cached["X"], cached["y"], cached["groups"], f"`{cache.relative_to(OUT.parent)}` ({config.to_json()})"
+    config = PipelineConfig(**HAPT_CONFIG)
+    X, y, groups = cached_windows(fused_uci_logs(data), config)
+    return X, y, groups, f"UCI HAPT windows ({config.to_json()})"
 
 
 def _f1_table(result):

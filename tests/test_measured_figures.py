@@ -122,3 +122,6 @@ def test_a_stale_page_is_detected(tmp_path):
     page.write_text(f'<!-- bench: commit={head}+dirty command="python benchmarks/bench_x.py" -->\n')
     assert not is_fresh(page, ("stream/",))
 
+    # ":!" excludes a path a benchmark never runs (a log reader for a benchmark that reads no log file).
+    page.write_text(f'<!-- bench: commit={first} command="python benchmarks/bench_x.py" -->\n')
+    assert is_fresh(page, ("stream/", ":!stream/"))
