@@ -95,8 +95,9 @@ def add_parser(subparsers) -> None:
                    help="seconds between snapshot publications, 0 = only on admin request (default 300)")
     p.add_argument("--min-contributors", type=int, default=10, metavar="K",
                    help="publish only after K distinct users changed the model since the last snapshot (default 10)")
-    p.add_argument("--checkpoint-every", type=int, default=20000, metavar="N",
-                   help="operations between learner checkpoints; bounds restart time (default 20000)")
+    p.add_argument("--checkpoint-every", type=int, default=10000, metavar="N",
+                   help="operations between learner checkpoints: a restart replays at most N, and the log's "
+                        "payloads before the older of the two kept checkpoints are dropped (default 10000)")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20, help="largest request body (default 1 MiB)")
     p.add_argument("--workers", type=int, default=1,
                    help="API worker processes sharing the store (writes serialised by its writer lock; default 1)")

@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ._auth import USER_NAME
 from ._engine import Engine, Pending, Rejected, ServeConfig, check_weights, finite_rows
+from ._fastpath import UploadShortcut, encode_json, parse_upload
 from ._store import User, UserExistsError
 
 __all__ = ["create_app"]
@@ -40,6 +41,9 @@ class NewUser(_Strict):
 
 
 class Upload(_Strict):
+    """The upload body, for the OpenAPI page; the hot path checks it with the same rules
+    (``_fastpath.parse_upload``)."""
+
     X: list[list[float]] = Field(min_length=1, description="input rows (n_features each)")
     y: list[float] = Field(description="one label per row")
     w: list[float] | None = Field(None, description="noise-variance scale per row (> 0, default 1)")
@@ -125,7 +129,8 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
                               "personal predictions, download the published population snapshot.",
                   lifespan=lifespan)
     app.state.engine = engine
-    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(UploadShortcut, handler=lambda headers, body: upload_answer(headers, body))
+    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes)  # added last = outermost: limits the shortcut too
 
     @app.exception_handler(Rejected)
     async def _rejected(request, exc: Rejected):
@@ -143,7 +148,11 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
     # this is the per-request hot path, and each dependency level costs more than the check itself.
     async def authorize(request: Request, role: str) -> User:
         """The user behind the bearer token; ``role`` is "user" (learner endpoints), "admin" or "any"."""
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        return await authorize_headers(request.headers, role)
+
+    async def authorize_headers(headers, role: str) -> User:
+        """:func:`authorize` from a mapping of lower-case header names (Starlette's or the shortcut's)."""
+        scheme, _, token = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Rejected(401, "missing token: send 'Authorization: Bearer <token>'")
         user = await engine.authenticate(token.strip())
@@ -155,8 +164,8 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
             raise Rejected(403, "this needs the admin token")
         return user
 
-    def idempotency(request: Request) -> str:
-        key = request.headers.get("idempotency-key")
+    def idempotency(headers) -> str:
+        key = headers.get("idempotency-key")
         if key is None:
             raise Rejected(400, "missing Idempotency-Key header: send a unique string per request and resend "
                                 "it unchanged when retrying")
@@ -184,24 +193,38 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
             raise Rejected(409, str(error)) from None
         return {"name": body.name, "token": token}
 
-    @app.post("/v1/examples", summary="upload labelled examples (durable when answered)",
-              openapi_extra=_IDEMPOTENCY_HEADER)
-    async def upload(body: Upload, request: Request):
-        user = await authorize(request, "user")
-        key = idempotency(request)
-        X = rows("X", body.X)
-        y = finite_rows("y", body.y, None)
-        w = np.ones(len(y)) if body.w is None else finite_rows("w", body.w, None)
-        if not len(y) == len(w) == len(X):
-            raise Rejected(422, f"X, y and w need one entry per row; got {len(X)}, {len(y)}, {len(w)}")
-        check_weights(w)
-        return await engine.submit(Pending(user.id, "update", key, X=X, y=y, w=w))
+    async def upload_answer(headers, body: bytes) -> tuple[int, dict]:
+        """``POST /v1/examples``: ``(status, JSON payload)``; 200 only once the upload is durable."""
+        try:
+            user = await authorize_headers(headers, "user")
+            key = idempotency(headers)
+            X, y, w = parse_upload(body)
+            X = rows("X", X)
+            y = finite_rows("y", y, None)
+            w = np.ones(len(y)) if w is None else finite_rows("w", w, None)
+            if not len(y) == len(w) == len(X):
+                raise Rejected(422, f"X, y and w need one entry per row; got {len(X)}, {len(y)}, {len(w)}")
+            check_weights(w)
+            return 200, await engine.submit(Pending(user.id, "update", key, X=X, y=y, w=w))
+        except Rejected as rejected:
+            return rejected.status, {"error": rejected.reason, **rejected.detail}
+
+    # Answered by the UploadShortcut middleware before routing (the hot path); declared here too
+    # so that the OpenAPI page documents it, and served the same way if the shortcut is bypassed.
+    @app.post("/v1/examples", summary="upload labelled examples (durable when answered); one request may carry "
+                                      "up to max_rows examples, each one update",
+              openapi_extra={**_IDEMPOTENCY_HEADER, "requestBody": {
+                  "required": True, "content": {"application/json": {"schema": Upload.model_json_schema()}}}})
+    async def upload(request: Request):
+        status, payload = await upload_answer(request.headers, await request.body())
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        return Response(encode_json(payload), status_code=status, media_type="application/json", headers=headers)
 
     @app.delete("/v1/examples/{key}", summary="delete all my examples at one input key (exact unlearning)",
                 openapi_extra=_IDEMPOTENCY_HEADER)
     async def delete(key: int, request: Request):
         user = await authorize(request, "user")
-        return await engine.submit(Pending(user.id, "delete", idempotency(request), key=key))
+        return await engine.submit(Pending(user.id, "delete", idempotency(request.headers), key=key))
 
     @app.get("/v1/examples", summary="my stored examples (merged per input key)")
     async def my_examples(request: Request):

@@ -17,7 +17,13 @@ runs on that one thread: reads never see an op that is applied but not yet commi
 
 Restart: the newest checkpoint (a :meth:`OnlineMultiTaskLearner.snapshot`, arrays + JSON) plus the
 log after it.  ``ONLINE_API.md`` guarantees replay is bit-identical, so the restarted learner is
-the one that acknowledged the updates.
+the one that acknowledged the updates.  A checkpoint is taken every ``checkpoint_every``
+operations, so a restart replays at most that many; the feature rows ``Phi`` are left out of it
+(they are ``feature_map(x)`` of the stored inputs, recomputed row by row on restore exactly as the
+learner computed them, so bit-identical) because they are three quarters of its bytes at r = 256.
+Once a checkpoint is saved, the log's payloads up to the *older* kept checkpoint are dropped
+(:meth:`Store.save_checkpoint`): the log stays bounded, the newest checkpoint can still fall back
+to the previous one, and the idempotency keys stay (a replayed key is refused forever).
 
 Privacy (spec §3.6): the disclosed snapshot ``(X̌, y̌, H)`` is published only every
 ``publish_interval_s`` seconds and only when at least ``min_contributors`` distinct users changed
@@ -92,7 +98,7 @@ class ServeConfig:
     learner: dict | None = None
     max_batch: int = 1024
     max_rows: int = 1000
-    checkpoint_every: int = 20000
+    checkpoint_every: int = 10000
     publish_interval_s: float = 300.0
     min_contributors: int = 10
     follow: bool = False
@@ -194,7 +200,7 @@ class Engine:
             self.seq = 0
         else:
             self.seq, arrays, meta = checkpoint
-            self.learner = OnlineMultiTaskLearner.from_snapshot(arrays, meta)
+            self.learner = OnlineMultiTaskLearner.from_snapshot(self._with_features(arrays), meta)
         self._idem = {(u, k): (s, kind, np.frombuffer(keys, dtype="<i8"))
                       for u, k, s, kind, keys in self.store.idempotency_index(self.seq)}
         self.checkpoint_seq = self.seq
@@ -285,10 +291,23 @@ class Engine:
             self._checkpoint()
         return results
 
+    def _with_features(self, arrays: dict) -> dict:
+        """Checkpoint arrays with ``Phi`` restored (feature-map mode): one ``feature_map(x)`` per
+        stored input, the same call on the same row as when the learner registered it."""
+        if self.params.get("feature_map") is None or "Phi" in arrays:
+            return arrays
+        feature_map = self._new_learner().feature_map
+        X = arrays["X"]
+        Phi = np.empty((len(X), feature_map.n_components))
+        for i in range(len(X)):
+            Phi[i] = feature_map(np.ascontiguousarray(X[i], dtype=np.float64))[0]
+        return {**arrays, "Phi": Phi}
+
     def _checkpoint(self) -> None:
         # The batch is already durable: a failed checkpoint only means a longer replay next start.
         try:
             arrays, meta = self.learner.snapshot()
+            arrays.pop("Phi", None)  # recomputed from X on restore (_with_features)
             self.store.save_checkpoint(self.seq, arrays, meta)
             self.checkpoint_seq = self.seq
         except Exception:

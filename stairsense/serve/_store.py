@@ -200,6 +200,8 @@ class Store(ABC):
                               "ORDER BY seq"), (seq,))
         ops = []
         for s, user, kind, key, x, y, w, keys in cur.fetchall():
+            if kind == "update" and y is None:
+                raise RuntimeError(f"op {s} has no payload: the log was truncated past the checkpoint replayed from")
             yv = None if y is None else np.frombuffer(bytes(y), dtype="<f8")
             Xv = None if x is None else np.frombuffer(bytes(x), dtype="<f8").reshape(len(yv), -1)
             wv = None if w is None else np.frombuffer(bytes(w), dtype="<f8")
@@ -215,14 +217,30 @@ class Store(ABC):
 
     # ----------------------------------------------------------- checkpoints
     def save_checkpoint(self, seq: int, arrays: dict, meta: dict, keep: int = 2) -> None:
-        """Store a learner snapshot taken right after op ``seq``; keep the newest ``keep``."""
+        """Store a learner snapshot taken right after op ``seq``; keep the newest ``keep``, and
+        truncate the log: drop the payloads (X, y, w) of the ops up to the oldest kept checkpoint.
+
+        Their rows stay, without payload, as the record of the idempotency keys (a replayed key
+        is refused forever, also after a restart).  Nothing a restart may need is dropped: it
+        replays from the newest checkpoint, or, if that one could not be read, from the oldest.
+        """
+        blob = pack_arrays(arrays)  # outside the transaction: the writer lock is held only to write
         with self._transaction() as cur:
             # Two workers may checkpoint the same op: the state is the same, keep the first.
             cur.execute(self._sql("INSERT INTO checkpoints (seq, arrays, meta) VALUES (?, ?, ?) "
-                                  "ON CONFLICT (seq) DO NOTHING"),
-                        (seq, pack_arrays(arrays), json.dumps(meta)))
+                                  "ON CONFLICT (seq) DO NOTHING"), (seq, blob, json.dumps(meta)))
             cur.execute(self._sql("DELETE FROM checkpoints WHERE seq NOT IN "
                                   "(SELECT seq FROM checkpoints ORDER BY seq DESC LIMIT ?)"), (keep,))
+            cur.execute(self._sql("SELECT value FROM meta WHERE key = ?"), ("truncated_through",))
+            row = cur.fetchone()
+            done = -1 if row is None else int(row[0])
+            cur.execute("SELECT MIN(seq) FROM checkpoints")
+            oldest = int(cur.fetchone()[0])
+            if oldest > done:
+                cur.execute(self._sql("UPDATE ops SET x = NULL, y = NULL, w = NULL WHERE seq > ? AND seq <= ?"),
+                            (done, oldest))
+                cur.execute(self._sql("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+                                      "SET value = excluded.value"), ("truncated_through", str(oldest)))
 
     def latest_checkpoint(self) -> tuple[int, dict, dict] | None:
         with self._transaction() as cur:

@@ -1,0 +1,104 @@
+"""The upload hot path: ``POST /v1/examples`` parsed and dispatched without FastAPI's machinery.
+
+Why: the profile of the loopback load test (``benchmarks/bench_serve.py``, py-spy on the server)
+put about a third of the server's CPU in FastAPI's routing, dependency solving, exception and
+telemetry middleware and pydantic validation, for a body that is three lists of numbers.  So the
+upload is answered by a small ASGI middleware (:class:`UploadShortcut`) that reads the body,
+checks it by hand with the same rules and the same one-line reasons as the strict pydantic model
+(extra fields refused, numbers only -- no text, no booleans --, NaN/Infinity refused), and
+answers with ``json.dumps``.  The FastAPI route for the same path stays declared (and calls the
+same :func:`parse_upload`), so the OpenAPI page still documents the endpoint.
+"""
+from __future__ import annotations
+
+import json
+
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ._engine import Rejected
+
+__all__ = ["parse_upload", "UploadShortcut", "encode_json"]
+
+_FIELDS = ("X", "y", "w")
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+def _refuse_constant(name: str):
+    raise _NotFinite(name)
+
+
+def _numbers(name: str, values) -> list:
+    """``values`` itself if it is a list of JSON numbers (int or float, not bool), else Rejected."""
+    if type(values) is not list:
+        raise Rejected(422, f"{name}: Input should be a valid list")
+    for i, v in enumerate(values):
+        if type(v) is not float and type(v) is not int:
+            raise Rejected(422, f"{name}.{i}: Input should be a valid number")
+    return values
+
+
+def parse_upload(body: bytes) -> tuple[list, list, list | None]:
+    """``(X, y, w)`` of an upload body, checked like the strict ``Upload`` model; raises
+    :class:`Rejected` (400 malformed JSON, 422 wrong shape or type) with a one-line reason.
+    Row lengths, finiteness and weights are checked afterwards with the learner's dimension."""
+    try:
+        data = json.loads(body, parse_constant=_refuse_constant)
+    except _NotFinite as constant:
+        raise Rejected(422, f"{constant} is not a finite number; send finite numbers only") from None
+    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+        raise Rejected(400, f"malformed JSON: {str(error).splitlines()[0]}") from None
+    if type(data) is not dict:
+        raise Rejected(422, "body: Input should be an object with fields X, y and optionally w")
+    for name in data:
+        if name not in _FIELDS:
+            raise Rejected(422, f"{name}: Extra inputs are not permitted")
+    for name in ("X", "y"):
+        if name not in data:
+            raise Rejected(422, f"{name}: Field required")
+    X = data["X"]
+    if type(X) is not list:
+        raise Rejected(422, "X: Input should be a valid list")
+    if not X:
+        raise Rejected(422, "X: List should have at least 1 item after validation, not 0")
+    for i, row in enumerate(X):
+        _numbers(f"X.{i}", row)
+    w = data.get("w")
+    return X, _numbers("y", data["y"]), None if w is None else _numbers("w", w)
+
+
+def encode_json(payload: dict) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+
+
+class UploadShortcut:
+    """ASGI middleware answering ``POST path`` with ``handler(headers, body) -> (status, payload)``
+    and passing every other request on.  Sits inside the body-size limit, whose 413 it answers."""
+
+    def __init__(self, app, handler, path: str = "/v1/examples"):
+        self.app, self.handler, self.path = app, handler, path
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
+            return await self.app(scope, receive, send)
+        chunks, more = [], True
+        try:
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunks.append(message.get("body", b""))
+                more = message.get("more_body", False)
+        except StarletteHTTPException as refused:  # the body limit
+            status, payload = refused.status_code, {"error": str(refused.detail)}
+        else:
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            status, payload = await self.handler(headers, b"".join(chunks))
+        content = encode_json(payload)
+        head = [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
+        if status == 401:
+            head.append((b"www-authenticate", b"Bearer"))
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": content})
