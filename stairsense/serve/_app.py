@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ._auth import USER_NAME
 from ._engine import Engine, Pending, Rejected, ServeConfig, check_weights, finite_rows
-from ._fastpath import UploadShortcut, encode_json, parse_upload
+from ._fastpath import ShortcutFastAPI, UploadEndpoint, encode_json, parse_upload
 from ._store import User, UserExistsError
 
 __all__ = ["create_app"]
@@ -124,13 +124,13 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
         yield
         await engine.close()
 
-    app = FastAPI(title="stairsense personalisation server", version="1",
+    app = ShortcutFastAPI(title="stairsense personalisation server", version="1",
                   description="Online multi-task learner (spec dinuzzo §3): upload labelled examples, get "
                               "personal predictions, download the published population snapshot.",
                   lifespan=lifespan)
     app.state.engine = engine
-    app.add_middleware(UploadShortcut, handler=lambda headers, body: upload_answer(headers, body))
-    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes)  # added last = outermost: limits the shortcut too
+    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes)
+    app.shortcut = _BodyLimit(UploadEndpoint(lambda headers, body: upload_answer(headers, body)), max_body_bytes)
 
     @app.exception_handler(Rejected)
     async def _rejected(request, exc: Rejected):
@@ -209,7 +209,7 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
         except Rejected as rejected:
             return rejected.status, {"error": rejected.reason, **rejected.detail}
 
-    # Answered by the UploadShortcut middleware before routing (the hot path); declared here too
+    # Answered by app.shortcut before FastAPI's middleware and routing (the hot path); declared here too
     # so that the OpenAPI page documents it, and served the same way if the shortcut is bypassed.
     @app.post("/v1/examples", summary="upload labelled examples (durable when answered); one request may carry "
                                       "up to max_rows examples, each one update",
