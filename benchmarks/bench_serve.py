@@ -2,20 +2,22 @@
 
 Part 1, load test: a real ``stairsense serve`` process (default learner: feature-map mode, 79
 features, 256 random Fourier features; SQLite WAL, ``synchronous=FULL``) and ``--clients``
-concurrent keep-alive connections (one user each) that upload one fresh labelled example per
-request with a fresh idempotency key, for ``--seconds``.  Reported: acknowledged (HTTP 200, so
-durable) updates per second and the p50/p99 request latency.  Targets: ≥ 2,000 updates/s,
-p99 < 50 ms.  The load generator is a minimal asyncio HTTP/1.1 client in this process (the
-server is another process), so the two share the machine's 2 cores with whatever else runs.
-Peers, side by side: the same updates applied in-process by the learner alone (no HTTP, no
-durability), and SQLite ``synchronous=FULL`` commits of one op each (no group commit).
+concurrent keep-alive connections that upload fresh labelled examples (1 or 10 per request, each
+for a user drawn from ``--users``) with a fresh idempotency key, for ``--seconds``, either back
+to back (closed loop: the most the server sustains) or at a fixed offered rate (open loop,
+latency from the scheduled send time).  Reported: acknowledged (HTTP 200, so durable) updates
+per second, p50/p99 request latency, and the CPU of server and load generator.  Targets:
+≥ 2,000 updates/s, p99 < 50 ms.  The load generator is a minimal asyncio HTTP/1.1 client in this
+process (the server is another process), so the two share the machine's 2 cores with whatever
+else runs.  Peers, side by side: the same kind of updates applied in-process by the learner alone
+(no HTTP, no durability), and SQLite ``synchronous=FULL`` commits of one op each (no group commit).
 
 Part 2, crash test: ``--kills`` cycles of fire / ``kill -9`` at a random moment / restart /
 audit (``tests/serve_harness.py``): acknowledged ops lost and ops applied twice (both must be 0),
 and the largest difference between the restarted server's predictions and a dense solve over the
 acknowledged ops.
 
-Run: ``.venv/bin/python benchmarks/bench_serve.py`` (``--seconds 60 --clients 100 --kills 20``).
+Run: ``.venv/bin/python benchmarks/bench_serve.py`` (``--seconds 60 --clients 100 --users 2000 --kills 20``).
 Writes ``benchmarks/results/serve.md``.
 """
 from __future__ import annotations
@@ -135,16 +137,17 @@ def load_test(folder: Path, clients: int, seconds: float, rows: int, learner: st
             "mean_ms": float(lat.mean()), "log_seq": seq}
 
 
-def peer_learner_only(n: int = 20000, users: int = 100) -> float:
-    """Updates/s of the learner alone, in-process: the ceiling the server's overhead is measured from."""
+def peer_learner_only(users: int, n: int = 20000) -> tuple[float, float]:
+    """Updates/s (wall) and CPU us/update of the learner alone, in-process, on updates spread over
+    ``users`` like the load test's: the ceiling the server's overhead is measured from."""
     rng = np.random.default_rng(0)
     X, y = rng.uniform(-1, 1, size=(n, D)), rng.normal(size=n)
     learner = OnlineMultiTaskLearner(**DEFAULT_LEARNER)
     learner.update(0, X[0], y[0])  # load the compiled step
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for i in range(1, n):
-        learner.update(i % users, X[i], y[i])
-    return (n - 1) / (time.perf_counter() - started)
+        learner.update(int(rng.integers(users)), X[i], y[i])
+    return (n - 1) / (time.perf_counter() - started), 1e6 * (time.process_time() - cpu) / (n - 1)
 
 
 def peer_sqlite_commit_per_op(folder: Path, n: int = 300) -> float:
@@ -175,9 +178,10 @@ def load_section(tmp: Path, args) -> list[str]:
         result["load_after"] = load_average()
         print(json.dumps(result), flush=True)
         loads.append(result)
-    learner_rate = peer_learner_only()
+    learner_rate, learner_cpu = peer_learner_only(args.users)
     sqlite_rate = peer_sqlite_commit_per_op(tmp)
-    print(json.dumps({"learner_only_updates_per_s": learner_rate, "sqlite_single_commits_per_s": sqlite_rate}),
+    print(json.dumps({"learner_only_updates_per_s": learner_rate, "learner_only_cpu_us_per_update": learner_cpu,
+                      "sqlite_single_commits_per_s": sqlite_rate}),
           flush=True)
     lines = ["## Load test", "",
              f"{args.clients} concurrent keep-alive clients, {args.seconds:g} s per run, each request for a user "
@@ -204,12 +208,13 @@ def load_section(tmp: Path, args) -> list[str]:
                              "durable updates/s", "p50 ms", "p99 ms", "mean ms", "server CPU (cores)",
                              "load generator CPU (cores)", "server CPU us/update", "load average after", "target"],
                             table, align="lllrrrrrrrrrrll")
-    lines += ["", "Peers in the same run (same machine, same moment):", ""]
+    lines += ["", "Peers in the same run (same machine, same moment; 'server's best' = the highest durable "
+              "updates/s above):", ""]
     best = max(r["updates_per_s"] for r in loads)
     lines += markdown_table(
         ["what", "updates/s", "server's best / this"],
-        [("learner alone, in-process, no HTTP, no durability", f"{learner_rate:.0f}",
-          f"{best / learner_rate:.3f}"),
+        [(f"learner alone, in-process, no HTTP, no durability, {args.users} users "
+          f"({learner_cpu:.0f} us CPU/update)", f"{learner_rate:.0f}", f"{best / learner_rate:.3f}"),
          ("SQLite synchronous=FULL, one commit per op (no group commit)", f"{sqlite_rate:.0f}",
           f"{best / sqlite_rate:.1f}")], align="lrr")
     return lines + [""]
@@ -223,17 +228,22 @@ def crash_section(tmp: Path, args) -> list[str]:
 
         with postgres_cluster() as database:
             cycles = crash_cycles(folder, kills=args.kills, fire_seconds=(0.2, 2.0), seed=11,
+                                  extra=("--checkpoint-every", str(args.crash_checkpoint_every)),
                                   store=database("crash"), progress=lambda k, a: print(k, json.dumps(a), flush=True))
         where = "one PostgreSQL database (a throwaway cluster from Debian's packages, started on loopback)"
     else:
         cycles = crash_cycles(folder, kills=args.kills, fire_seconds=(0.2, 2.0), seed=11,
+                              extra=("--checkpoint-every", str(args.crash_checkpoint_every)),
                               progress=lambda k, a: print(k, json.dumps(a), flush=True))
         where = "one SQLite store"
     lost = sum(c["lost"] for c in cycles)
     duplicated = sum(c["duplicated"] for c in cycles)
     worst = max(c["max_abs_error"] for c in cycles)
     lines = ["## kill -9 crash test", "",
-             f"{args.kills} cycles on {where}: 4 client threads upload (1-3 rows) and delete; the server "
+             f"{args.kills} cycles on {where}, server started with --checkpoint-every "
+             f"{args.crash_checkpoint_every} (so kills also land around checkpoints and log truncation, and "
+             "restarts load a checkpoint and replay the log after it): 4 client threads upload (1-3 rows) and "
+             "delete for 6 users; the server "
              "is killed with SIGKILL at a uniform random moment in [0.2, 2] s; it is restarted; before any "
              "retry, the acknowledged ops missing from the server's state (lost) and the entries applied "
              "twice (duplicated) are counted; then every unanswered op is resent with its idempotency key "
@@ -259,17 +269,22 @@ def main(argv=None) -> int:
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--users", type=int, default=2000, help="users the clients upload for (default 2000)")
     parser.add_argument("--runs", nargs="*",
-                        default=["default:1:max", "default:10:max", "default:1:2000", "default:10:2000"],
+                        default=["default:1:max", "default:10:max", "default:1:2000", "default:10:2000", "default:1:500"],
                         help="load-test runs as LEARNER:ROWS:RATE (learner default or linear; examples per "
                              "request; offered updates/s, or max = closed loop)")
     parser.add_argument("--kills", type=int, default=20, help="crash-test cycles (0 = none)")
     parser.add_argument("--crash-store", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--crash-checkpoint-every", type=int, default=500,
+                        help="the crash-test server's --checkpoint-every: small, so that kills also land around "
+                             "checkpoints and log truncation, and restarts load a checkpoint (default 500)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve.md"))
     args = parser.parse_args(argv)
 
     lines = ["# Personalisation server on loopback (issue 13)", "",
              f"Command: `.venv/bin/python benchmarks/bench_serve.py --seconds {args.seconds:g} --clients "
-             f"{args.clients} --users {args.users} --runs {' '.join(args.runs)} --kills {args.kills} --crash-store {args.crash_store}` "
+             f"{args.clients} --users {args.users} --runs {' '.join(args.runs)} --kills {args.kills} "
+             f"--crash-store {args.crash_store} "
+             f"--crash-checkpoint-every {args.crash_checkpoint_every}` "
              f"at commit {git_commit(ROOT)}; load average before: {load_average()} on 2 cores shared with other "
              "jobs.", ""]
     with tempfile.TemporaryDirectory() as tmp:
