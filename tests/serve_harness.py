@@ -79,6 +79,11 @@ class Server:
         self.kill()
         raise RuntimeError(f"server did not answer within {timeout} s")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds the server process has used so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def kill(self) -> None:
         """``kill -9``: no shutdown hooks, no flush."""
         if self.process is not None and self.process.poll() is None:
@@ -311,13 +316,14 @@ def crash_cycles(folder: Path, kills: int, fire_seconds=(0.3, 1.5), seed: int = 
             started = time.monotonic()
             server.start()
             restart_s = time.monotonic() - started
+            restart_cpu_s = server.cpu_seconds()
             audit = workload.audit(server)
             audit["committed_before_retry"] = workload.retry_unknown(server)
             audit["replay_not_refused"] = workload.replay_acked(server)
             expected = workload.dense_predictions(probes)
             got = workload.server_predictions(server, probes)
             audit["max_abs_error"] = max(float(np.max(np.abs(expected[u] - got[u]))) for u in expected)
-            audit["restart_s"] = restart_s
+            audit["restart_s"], audit["restart_cpu_s"] = restart_s, restart_cpu_s
             audit["ops"] = len(workload.ops)
             results.append(audit)
             if progress is not None:
