@@ -6,14 +6,21 @@ what ties it to training and evaluation on recordings sits here).
 
 Search space (issue 11): sampling rate × orientation method × segmentation × smoothing (the
 *front end*) × EasyMKL feature count × export precision. Accuracy is a leave-subjects-out F1 on
-labelled recordings (UCI HAPT), computed once per front-end configuration: its windows and
-features are cut once, each fold's model is fitted once per feature count, and every precision
-is scored through the export's own stored weights (:func:`stairsense.export.build_onnx_model`
-returns the rounded model's scores), so precision's effect on F1 is measured, not assumed. Cost is
-the energy model (:func:`~stairsense.export.energy.estimate`) on a workload measured from a
-replay of the same recordings, with the inference cost of that (k, precision) graph. Each
-front-end configuration's results are cached on disk, keyed by the configuration, the search
-settings and a SHA-256 of the recordings' bytes.
+labelled recordings (UCI HAPT) under one :class:`Protocol` for every configuration (3 folds of
+subjects, the classifier ``stairsense train`` ships), computed once per front-end configuration:
+its windows and features are cut once, each fold's model is fitted once per feature count, and
+every precision is scored through the export's own stored weights
+(:func:`stairsense.export.build_onnx_model` returns the rounded model's scores), so precision's
+effect on F1 is measured, not assumed. Cost is the energy model
+(:func:`~stairsense.export.energy.estimate`) on a workload measured from a replay of the same
+recordings, with the inference cost of that (k, precision) graph. Each front-end configuration's
+results are cached on disk, keyed by the configuration, the search settings, the protocol and a
+SHA-256 of the recordings' bytes.
+
+Where a cold run's time goes (profiled, benchmarks/results/energy.md): fitting the models
+(KOMD's l × l solve for each fold and k) is ~85 % of it; cutting the windows is a few %. Front
+ends that differ only in segmentation still share one resampling and standardization
+(:func:`front_end_data`), and independent groups of them run in parallel processes.
 """
 from __future__ import annotations
 
@@ -37,20 +44,23 @@ from stairsense.export.energy import (
     estimate,
     inference_cost,
     load_profile,
-    measure_stage_costs,
     measure_logs_windows,
+    measure_stage_costs,
     parse_day,
 )
 from stairsense.stream import PipelineConfig
 
-__all__ = ["SearchSpace", "Candidate", "evaluate_front_end", "pareto_front", "parse_budget", "run_optimise",
-           "add_optimise_arguments"]
+__all__ = ["SearchSpace", "Protocol", "Candidate", "front_end_data", "evaluate_windows", "evaluate_front_end",
+           "evaluate_front_ends", "pareto_front", "parse_budget", "run_optimise", "add_optimise_arguments"]
 
 # Bump when anything that changes cached results changes.
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 #: KOMD's Λ and RBF γ: the defaults of ``stairsense train`` (picked in the Table 12.2 rebuild on
 #: UCI HAPT, benchmarks/results/table_12_2.md), fixed here so each fit is one solve.
 KOMD_LAM, KOMD_GAMMA = 0.01, 2.0**-5
+#: ``stairsense train``'s default support-vector budget (Nyström KOMD over this many landmarks),
+#: so the F1 is that of the model ``train --config best.json`` ships; ``None`` = exact KOMD.
+KOMD_LANDMARKS = 300
 
 
 @dataclass(frozen=True)
@@ -118,29 +128,120 @@ def _atomic_write(path: Path, write) -> None:
     tmp.replace(path)
 
 
-def load_recordings(paths, subjects, cache_dir: Path, fingerprint: str, progress: bool = False):
-    """Labelled logs of ``subjects`` with virtual rotation-vector and linear-acceleration streams
-    (Madgwick fusion, as ``stairsense train`` adds them), cached on disk after the first run."""
-    from ._train import load_labelled_logs
+def _with_virtual_sensors(log):
+    """``log`` with virtual rotation-vector and linear-acceleration streams, and the CPU seconds
+    it took (a worker's time is not the parent's: the caller adds it up)."""
     from stairsense.stream import with_virtual_sensors
 
-    key = hashlib.sha256(f"{fingerprint}|{sorted(subjects) if subjects else 'all'}".encode()).hexdigest()[:16]
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    cache = cache_dir / f"recordings-{key}.pkl"
-    if cache.is_file():
-        with open(cache, "rb") as f:
-            return pickle.load(f)
+    started = time.process_time()
+    out = log if log.rotvec is not None and log.linacc is not None else with_virtual_sensors(log)
+    return out, time.process_time() - started
+
+
+def recordings_key(fingerprint: str, subjects) -> str:
+    return hashlib.sha256(f"{fingerprint}|{sorted(subjects) if subjects else 'all'}".encode()).hexdigest()[:16]
+
+
+def load_recordings(paths, subjects, cache_dir: Path, fingerprint: str, progress: bool = False, n_jobs: int = 1):
+    """Labelled logs of ``subjects`` with virtual rotation-vector and linear-acceleration streams
+    (Madgwick fusion, as ``stairsense train`` adds them), cached on disk after the first run.
+
+    The fusion is a per-sample filter (most of a cold start: ~2 CPU-s per UCI HAPT recording),
+    so the recordings are fused in ``n_jobs`` processes. Returns ``(logs, cpu_seconds)``.
+    """
+    from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
+    from ._train import load_labelled_logs
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    cache = cache_dir / f"recordings-{recordings_key(fingerprint, subjects)}.pkl"
+    if cache.is_file():
+        with open(cache, "rb") as f:
+            return pickle.load(f), 0.0
+    started = time.process_time()
     logs = load_labelled_logs(paths)
     if subjects:
         logs = [log for log in logs if log.meta.get("subject") in set(subjects)]
         if not logs:
             raise ValueError(f"no recording of subjects {sorted(subjects)} in {list(map(str, paths))}")
-    out = []
-    for log in tqdm(logs, desc="virtual sensors", unit="log", disable=not progress):
-        out.append(log if log.rotvec is not None and log.linacc is not None else with_virtual_sensors(log))
+    out, cpu = [], time.process_time() - started
+    runner = Parallel(n_jobs=n_jobs, return_as="generator")
+    for log, seconds in tqdm(runner(delayed(_with_virtual_sensors)(log) for log in logs), total=len(logs),
+                             desc="virtual sensors", unit="log", disable=not progress):
+        out.append(log)
+        cpu += seconds
     _atomic_write(cache, lambda p: p.write_bytes(pickle.dumps(out)))
+    return out, cpu
+
+
+def _standardization_of(config: PipelineConfig) -> PipelineConfig:
+    """What the standardization reads of a configuration: configurations equal up to their
+    segmentation share one standardized stream."""
+    return config.replace(segmentation="pattern")
+
+
+def front_end_data(logs, configs) -> list[tuple]:
+    """``window_dataset`` and ``measure_logs_windows`` of every configuration, the shared work done once.
+
+    Per log, resampling runs once per rate and smoothing + gravity removal + rotation once per
+    (rate, orientation, smoothing); the pattern and the sliding windows are cut from that one
+    standardized stream, and each configuration's replay counts come from the same pass. The
+    labelling and features are :func:`stairsense.window_dataset`'s, step for step (``tests/test_energy.py``
+    checks the result equals the per-configuration calls).
+
+    Returns
+    -------
+    list of (WindowDataset, counts, median window), one per configuration, in order.
+    """
+    from stairsense.export.energy import add_up_counts, count_windows
+    from stairsense.pipeline import WindowDataset, _window_labels, feature_names_for, window_features_of
+    from stairsense.stream import (
+        FrontEndResult,
+        Standardizer,
+        resample,
+        resolve_orientation,
+        segment_steps,
+        sliding_windows,
+    )
+
+    configs = list(configs)
+    parts = [[] for _ in configs]
+    replay = [[] for _ in configs]
+    ambiguous, rejected = [0] * len(configs), [0] * len(configs)
+    for index, log in enumerate(logs):
+        if log.label is None:
+            raise ValueError(f"log {log.meta.get('path', index)} has no per-sample labels; cannot build a training set")
+        resampled, standardized = {}, {}
+        for c, config in enumerate(configs):
+            if config.rate_hz not in resampled:
+                resampled = {config.rate_hz: log if config.rate_hz is None else resample(log, config.rate_hz)}
+            at_rate = resampled[config.rate_hz]
+            key = _standardization_of(config)
+            if key not in standardized:
+                standardized[key] = Standardizer(config, resolve_orientation(config, at_rate), at_rate.rate_hz).process(
+                    at_rate.t_ns, at_rate.acc, gyro=at_rate.gyro, rotvec=at_rate.rotvec, linacc=at_rate.linacc)
+            std = standardized[key]
+            windows = (segment_steps(std.t_ns, std.vertical, config) if config.segmentation == "pattern"
+                       else sliding_windows(std.t_ns, config))
+            replay[c].append(count_windows(at_rate, FrontEndResult(std, windows)))
+            kept = windows.kept
+            rejected[c] += int((~kept).sum())
+            sample, offsets = windows.sample_index(kept)
+            y, direction = _window_labels(at_rate.label, std.first + sample, offsets)
+            X = window_features_of(std.samples, windows, kept)
+            good = y >= 0
+            ambiguous[c] += int((~good).sum())
+            subject = log.meta.get("subject", index)
+            parts[c].append((X[good], y[good], np.full(good.sum(), subject, dtype=object), direction[good],
+                             np.full(good.sum(), index), windows.t_start_ns[kept][good], windows.t_end_ns[kept][good]))
+    if not parts or not parts[0]:
+        raise ValueError("no logs given")
+    out = []
+    for c, config in enumerate(configs):
+        data = WindowDataset(*(np.concatenate(col) for col in zip(*parts[c])), feature_names=feature_names_for(config),
+                             n_ambiguous=ambiguous[c], n_rejected=rejected[c])
+        out.append((data, *add_up_counts(replay[c], config)))
     return out
 
 
@@ -152,7 +253,7 @@ def _f1(y, pred) -> float:
 
 
 def _subsample(index, y, limit, rng):
-    """At most ``limit`` of ``index``, stratified by ``y`` (KOMD holds an l × l kernel)."""
+    """At most ``limit`` of ``index``, stratified by ``y`` (KOMD solves an l × l problem)."""
     if index.size <= limit:
         return index
     keep = []
@@ -163,7 +264,7 @@ def _subsample(index, y, limit, rng):
     return np.sort(np.concatenate(keep))
 
 
-def _fold_models(config, X, y, feature_names, ks):
+def _fold_models(config, X, y, feature_names, ks, n_landmarks=KOMD_LANDMARKS):
     """``(k, StairstepModel)`` for every k, fitted on one fold: the scaler and EasyMKL's feature
     ranking do not depend on k (the selector keeps the top k of one ranking), so they are fitted
     once and only KOMD is fitted per k — the same models as fitting each pipeline from scratch."""
@@ -173,58 +274,83 @@ def _fold_models(config, X, y, feature_names, ks):
 
     from stairsense.models import StairstepModel, make_stairstep_pipeline
 
-    template = make_stairstep_pipeline(k=max(ks), lam=KOMD_LAM, gamma=KOMD_GAMMA)
+    template = make_stairstep_pipeline(k=max(ks), lam=KOMD_LAM, gamma=KOMD_GAMMA, n_landmarks=n_landmarks,
+                                       random_state=0)
     (scale_name, scaler), (select_name, selector), (komd_name, komd) = template.steps
     scaled = scaler.fit_transform(X, y)
     selector.fit(scaled, y)
     for k in ks:
-        pipeline = make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA)
+        pipeline = make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA, n_landmarks=n_landmarks, random_state=0)
         chosen = deepcopy(selector).set_params(k=k)
         fitted_komd = clone(komd).fit(chosen.transform(scaled), y)
         pipeline.steps = [(scale_name, scaler), (select_name, chosen), (komd_name, fitted_komd)]
         yield k, StairstepModel(pipeline, config, feature_names, {"n_windows": int(len(y))})
 
 
-def evaluate_front_end(config: PipelineConfig, logs, feature_counts, precisions, *, n_folds: int = 3,
-                       max_train: int = 3000, seed: int = 0) -> dict:
-    """Leave-subjects-out F1 for every (k, precision) of one front end, and its workload.
+@dataclass(frozen=True)
+class Protocol:
+    """How F1 is measured, the same for every configuration (and part of the cache key).
 
-    The windows and features are cut once; for each of ``n_folds`` folds of subjects
-    (``GroupKFold``) and each k the model scale → EasyMKL top-k → RBF KOMD (Λ, γ fixed) is fitted
-    once on at most ``max_train`` training windows (stratified), then each precision is scored on
-    the held-out subjects with the export's stored (rounded) weights. F1 is of the STAIR class
-    over the pooled held-out predictions of all folds.
+    ``n_folds`` folds of subjects (``GroupKFold``); at most ``max_train`` training windows per
+    fold, stratified, drawn with ``seed``; the classifier ``stairsense train`` ships by default:
+    scale → EasyMKL top-k → KOMD with Λ, γ = :data:`KOMD_LAM`, :data:`KOMD_GAMMA` under a budget of
+    ``n_landmarks`` support vectors (Nyström, k-means landmarks seeded 0; ``None`` = exact KOMD).
+
+    Folds and training windows are the optimiser's earlier protocol; the classifier was exact KOMD,
+    which is not what ``train --config best.json`` produces and cost about twice the CPU time per
+    front end: it keeps ~2000 support vectors on 3000 windows, and the export's reduced-set refit
+    of every fp16/int8 graph is cubic in them (the two protocols side by side:
+    benchmarks/results/energy.md). 5 folds (the README's protocol for the shipped model) cost
+    1.8× the 3 folds' time.
+    """
+
+    n_folds: int = 3
+    max_train: int = 3000
+    n_landmarks: int | None = KOMD_LANDMARKS
+    seed: int = 0
+
+    def to_dict(self) -> dict:
+        return {"folds": self.n_folds, "max_train": self.max_train, "landmarks": self.n_landmarks, "seed": self.seed,
+                "lam": KOMD_LAM, "gamma": KOMD_GAMMA}
+
+
+def evaluate_windows(config: PipelineConfig, data, counts, window: int, feature_counts, precisions,
+                     protocol: Protocol = Protocol()) -> dict:
+    """Leave-subjects-out F1 for every (k, precision) of one front end's windows, and its workload.
+
+    For each fold of subjects and each k the model is fitted once (the scaler and the EasyMKL
+    ranking once per fold, :func:`_fold_models`), then each precision is scored on the held-out
+    subjects with the export's stored (rounded) weights. F1 is of the STAIR class over the pooled
+    held-out predictions of all folds. ``data``, ``counts`` and ``window`` are the front end's
+    :class:`~stairsense.WindowDataset` and replay counts (:func:`front_end_data`).
 
     Returns
     -------
     dict
         ``config``, ``f1`` {str(k): {precision: F1}}, ``inference`` {str(k): {precision: InferenceCost dict}},
-        ``counts`` (per activity class), ``stages`` (StageCosts dict), ``n_windows``, ``seconds``.
+        ``counts`` (per activity class), ``stages`` (StageCosts dict), ``n_windows``, ``n_stair``.
     """
     from sklearn.model_selection import GroupKFold
 
-    from stairsense import window_dataset
     from stairsense.export import build_onnx_model
 
-    started = time.perf_counter()
-    data = window_dataset(logs, config)
     groups = np.asarray([str(g) for g in data.groups])
     n_features = data.X.shape[1]
     ks = sorted({min(int(k), n_features) for k in feature_counts})
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(protocol.seed)
     predictions = {k: {p: np.zeros(len(data), dtype=np.int64) for p in precisions} for k in ks}
     graphs = {}
-    folds = GroupKFold(n_splits=min(n_folds, len(set(groups))))
+    folds = GroupKFold(n_splits=min(protocol.n_folds, len(set(groups))))
     for fold, (train, test) in enumerate(folds.split(data.X, data.y, groups)):
-        train = _subsample(train, data.y, max_train, rng)
-        for k, model in _fold_models(config, data.X[train], data.y[train], data.feature_names, ks):
+        train = _subsample(train, data.y, protocol.max_train, rng)
+        for k, model in _fold_models(config, data.X[train], data.y[train], data.feature_names, ks,
+                                     protocol.n_landmarks):
             for precision in precisions:
                 proto, stored, _ = build_onnx_model(model, precision)
                 predictions[k][precision][test] = (stored(data.X[test]) >= 0).astype(np.int64)
                 if fold == 0:
                     selected = list(np.flatnonzero(model.pipeline[1].get_support()))
                     graphs[(k, precision)] = (proto, selected)
-    counts, window = measure_logs_windows(logs, config)
     inference = {str(k): {p: inference_cost(graphs[(k, p)][0], window, graphs[(k, p)][1], data.feature_names,
                                        repeats=100).to_dict() for p in precisions} for k in ks}
     return {
@@ -235,63 +361,104 @@ def evaluate_front_end(config: PipelineConfig, logs, feature_counts, precisions,
         "stages": measure_stage_costs(config).to_dict(),
         "n_windows": len(data),
         "n_stair": int(data.y.sum()),
-        "seconds": time.perf_counter() - started,
     }
 
 
-def _cache_key(config: PipelineConfig, fingerprint: str, subjects, space: SearchSpace, n_folds, max_train, seed):
+def evaluate_front_end(config: PipelineConfig, logs, feature_counts, precisions,
+                       protocol: Protocol = Protocol()) -> dict:
+    """:func:`evaluate_windows` of one configuration on its own: its windows from
+    :func:`stairsense.window_dataset`, its counts from a replay (:func:`measure_logs_windows`).
+    The optimiser evaluates configurations that share a standardization together
+    (:func:`evaluate_front_ends`); this is the one-configuration form, and their reference."""
+    from stairsense import window_dataset
+
+    return evaluate_windows(config, window_dataset(logs, config), *measure_logs_windows(logs, config),
+                            feature_counts, precisions, protocol)
+
+
+def evaluate_front_ends(configs, logs, feature_counts, precisions, protocol: Protocol = Protocol()) -> list[dict]:
+    """:func:`evaluate_front_end` of each configuration, with the front-end work they share done
+    once (:func:`front_end_data`); each record carries the CPU seconds it took (``cpu_s``)."""
+    started = time.process_time()
+    prepared = front_end_data(logs, configs)
+    shared = (time.process_time() - started) / len(prepared)
+    records = []
+    for config, (data, counts, window) in zip(configs, prepared):
+        started = time.process_time()
+        record = evaluate_windows(config, data, counts, window, feature_counts, precisions, protocol)
+        record["cpu_s"] = shared + time.process_time() - started
+        records.append(record)
+    return records
+
+
+def _cache_key(config: PipelineConfig, fingerprint: str, subjects, space: SearchSpace, protocol: Protocol):
     payload = json.dumps({"v": _CACHE_VERSION, "config": config.to_dict(), "data": fingerprint,
                           "subjects": sorted(subjects) if subjects else "all", "k": list(space.feature_counts),
-                          "precisions": list(space.precisions), "folds": n_folds, "max_train": max_train,
-                          "seed": seed, "lam": KOMD_LAM, "gamma": KOMD_GAMMA}, sort_keys=True)
+                          "precisions": list(space.precisions), **protocol.to_dict()}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
 _WORKER_LOGS: dict = {}
 
 
-def _front_end_job(config_dict, logs_path, space, n_folds, max_train, seed):
-    """One front-end evaluation in a worker process; the worker loads the recordings once."""
+def _front_ends_job(config_dicts, logs_path, space, protocol):
+    """Front ends sharing one standardization, in a worker process that loads the recordings once."""
     if logs_path not in _WORKER_LOGS:
         with open(logs_path, "rb") as f:
             _WORKER_LOGS.clear()
             _WORKER_LOGS[logs_path] = pickle.load(f)
-    config = PipelineConfig.from_dict(config_dict)
-    return evaluate_front_end(config, _WORKER_LOGS[logs_path], space.feature_counts, space.precisions,
-                              n_folds=n_folds, max_train=max_train, seed=seed)
+    configs = [PipelineConfig.from_dict(c) for c in config_dicts]
+    return evaluate_front_ends(configs, _WORKER_LOGS[logs_path], space.feature_counts, space.precisions, protocol)
 
 
-def evaluate_all(paths, space: SearchSpace, cache_dir: Path, *, subjects=None, n_folds=3, max_train=3000,
-                 seed=0, n_jobs=1, progress=True) -> tuple[list[dict], dict]:
-    """Every front-end record of ``space``, from the disk cache or computed (in ``n_jobs`` processes)."""
+def evaluate_all(paths, space: SearchSpace, cache_dir: Path, *, subjects=None, protocol: Protocol = Protocol(),
+                 n_jobs=1, progress=True) -> tuple[list[dict], dict]:
+    """Every front-end record of ``space``, from the disk cache or computed in ``n_jobs`` processes.
+
+    The unit of work is a group of front ends that differ only in segmentation (one
+    standardization, :func:`evaluate_front_ends`); groups run in parallel and the progress bar
+    counts front ends as their groups finish, in whatever order. ``stats`` gives the wall and CPU
+    seconds of the computation (the workers' CPU time included).
+    """
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
+    wall, cpu = time.perf_counter(), time.process_time()
     cache_dir.mkdir(parents=True, exist_ok=True)
     fingerprint = data_fingerprint(paths)
     front_ends = space.front_ends()
-    keys = [_cache_key(c, fingerprint, subjects, space, n_folds, max_train, seed) for c in front_ends]
+    keys = [_cache_key(c, fingerprint, subjects, space, protocol) for c in front_ends]
     records = {}
     for key in keys:
         file = cache_dir / f"front-end-{key}.json"
         if file.is_file():
             records[key] = json.loads(file.read_text())
-    todo = [(c, k) for c, k in zip(front_ends, keys) if k not in records]
+    todo = {key: c for key, c in zip(keys, front_ends) if key not in records}
     stats = {"front_ends": len(front_ends), "cached": len(front_ends) - len(todo), "computed": len(todo),
-             "data_sha256": fingerprint}
+             "data_sha256": fingerprint, "protocol": protocol.to_dict()}
+    worker_cpu = 0.0
     if todo:
-        logs = load_recordings(paths, subjects, cache_dir, fingerprint, progress=progress)
-        logs_key = hashlib.sha256(f"{fingerprint}|{sorted(subjects) if subjects else 'all'}".encode()).hexdigest()[:16]
-        logs_path = str(cache_dir / f"recordings-{logs_key}.pkl")
+        logs, worker_cpu = load_recordings(paths, subjects, cache_dir, fingerprint, progress=progress, n_jobs=n_jobs)
+        logs_path = str(cache_dir / f"recordings-{recordings_key(fingerprint, subjects)}.pkl")
         stats["subjects"] = sorted({str(log.meta.get("subject")) for log in logs})
-        jobs = (delayed(_front_end_job)(c.to_dict(), logs_path, space, n_folds, max_train, seed) for c, _ in todo)
-        runner = Parallel(n_jobs=n_jobs, return_as="generator")
+        del logs  # the workers read the pickle; the parent keeps no copy
+        groups: dict = {}
+        for key, config in todo.items():
+            groups.setdefault(_standardization_of(config), []).append((key, config))
+        jobs = (delayed(_front_ends_job)([c.to_dict() for _, c in group], logs_path, space, protocol)
+                for group in groups.values())
+        runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+        keys_of = {json.dumps(c.to_dict(), sort_keys=True): key for key, c in todo.items()}
         with tqdm(total=len(todo), desc="front-end configurations", unit="config", disable=not progress) as bar:
-            for (config, key), record in zip(todo, runner(jobs)):
-                file = cache_dir / f"front-end-{key}.json"
-                _atomic_write(file, lambda p, r=record: p.write_text(json.dumps(r)))
-                records[key] = record
-                bar.update(1)
+            for group_records in runner(jobs):
+                for record in group_records:
+                    key = keys_of[json.dumps(record["config"], sort_keys=True)]
+                    _atomic_write(cache_dir / f"front-end-{key}.json", lambda p, r=record: p.write_text(json.dumps(r)))
+                    records[key] = record
+                    worker_cpu += record["cpu_s"]
+                    bar.update(1)
+    stats["wall_s"] = time.perf_counter() - wall
+    stats["cpu_s"] = time.process_time() - cpu + worker_cpu
     return [records[k] for k in keys], stats
 
 
@@ -398,9 +565,16 @@ def add_optimise_arguments(p) -> None:
     p.add_argument("--quick", action="store_true",
                    help="6 subjects (1 3 5 6 7 8 of UCI HAPT) and k in 3 10 30 79 (576 configurations): a fraction "
                         "of the full run's time")
-    p.add_argument("--folds", type=int, default=3, help="leave-subjects-out folds (GroupKFold; default 3)")
-    p.add_argument("--max-train", type=int, default=3000, help="training windows per fold, stratified (default 3000)")
-    p.add_argument("--n-jobs", type=int, default=1, help="processes for the front-end evaluations (default 1)")
+    protocol = Protocol()
+    p.add_argument("--folds", type=int, default=protocol.n_folds,
+                   help=f"leave-subjects-out folds (GroupKFold; default {protocol.n_folds})")
+    p.add_argument("--max-train", type=int, default=protocol.max_train,
+                   help=f"training windows per fold, stratified (default {protocol.max_train})")
+    p.add_argument("--landmarks", type=int, default=protocol.n_landmarks, metavar="N",
+                   help=f"KOMD support-vector budget, as stairsense train --landmarks (default {protocol.n_landmarks}; "
+                        "0 = exact KOMD)")
+    p.add_argument("--n-jobs", type=int, default=-1,
+                   help="processes for the recordings' fusion and the front-end evaluations (default -1: every core)")
     p.add_argument("--cache", default=str(Path.home() / ".cache" / "stairsense" / "energy"),
                    help="cache folder (default ~/.cache/stairsense/energy)")
     p.add_argument("--out", default="best.json", help="the best configuration under the budget (default best.json)")
@@ -426,8 +600,12 @@ def run_optimise(args) -> int:
     space = SearchSpace(tuple(args.rates), tuple(args.orientations), tuple(args.segmentations), tuple(args.smoothings),
                         tuple(args.k), tuple(args.precisions))
     progress = not args.json and sys.stderr.isatty()
-    records, stats = evaluate_all(args.data, space, Path(args.cache), subjects=subjects, n_folds=args.folds,
-                                  max_train=args.max_train, seed=args.seed, n_jobs=args.n_jobs, progress=progress)
+    if args.folds < 2 or args.max_train < 2 or args.landmarks < 0 or args.n_jobs == 0:
+        raise ValueError(f"--folds and --max-train must be >= 2, --landmarks >= 0 and --n-jobs not 0; got --folds "
+                         f"{args.folds} --max-train {args.max_train} --landmarks {args.landmarks} --n-jobs {args.n_jobs}")
+    protocol = Protocol(args.folds, args.max_train, args.landmarks or None, args.seed)
+    records, stats = evaluate_all(args.data, space, Path(args.cache), subjects=subjects, protocol=protocol,
+                                  n_jobs=args.n_jobs, progress=progress)
     candidates = price(records, profile, day)
     front = pareto_front(candidates)
     best = best_under(candidates, budget)
@@ -443,7 +621,7 @@ def run_optimise(args) -> int:
         print(json.dumps(payload, indent=2))
         return 0
     print(f"{len(candidates)} configurations ({stats['cached']} front ends from the cache, {stats['computed']} "
-          f"computed) on {profile.name}; day: {args.day}")
+          f"computed in {stats['wall_s']:.0f} s, {stats['cpu_s']:.0f} CPU-s) on {profile.name}; day: {args.day}")
     print(f"{'%/day':>8} {'mAh/day':>8} {'F1':>6}  configuration")
     for c in front:
         mark = "  <- best under budget" if c is best else ""

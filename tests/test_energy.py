@@ -280,7 +280,7 @@ def test_optimise_cli_writes_front_and_a_config_train_accepts(labelled_logs, tmp
     cache, best, plot = tmp_path / "cache", tmp_path / "best.json", tmp_path / "front.png"
     argv = ["energy", "optimise", "--budget", "50%/day", "--data", *labelled_logs, "--rates", "30",
             "--orientations", "rotvec", "--segmentations", "pattern", "--smoothings", "none",
-            "--k", "3", "10", "--precisions", "fp32", "int8", "--folds", "2", "--cache", str(cache),
+            "--k", "3", "10", "--precisions", "fp32", "int8", "--folds", "2", "--n-jobs", "1", "--cache", str(cache),
             "--out", str(best), "--plot", str(plot), "--json"]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
@@ -304,16 +304,69 @@ def test_optimise_cli_writes_front_and_a_config_train_accepts(labelled_logs, tmp
     assert "no configuration meets --budget" in err and err.count("\n") == 0
 
 
-def test_fold_models_equal_pipelines_fitted_from_scratch():
+@pytest.mark.parametrize("n_landmarks", [None, 40])
+def test_fold_models_equal_pipelines_fitted_from_scratch(n_landmarks):
     """The optimiser fits the scaler and EasyMKL ranking once per fold and KOMD per k; that must be
-    the very model ``make_stairstep_pipeline(k)`` fits from scratch."""
+    the very model ``make_stairstep_pipeline(k)`` fits from scratch (exact and Nyström KOMD)."""
     from stairsense._energy_optimise import KOMD_GAMMA, KOMD_LAM, _fold_models
 
     data = window_dataset([simulate(minutes=2, rate_hz=30, seed=60 + s) for s in range(2)], THESIS)
-    for k, model in _fold_models(THESIS, data.X, data.y, data.feature_names, [3, 10, 79]):
-        reference = StairstepModel.train(make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA), data.X, data.y,
-                                         config=THESIS, feature_names=data.feature_names)
+    for k, model in _fold_models(THESIS, data.X, data.y, data.feature_names, [3, 10, 79], n_landmarks):
+        reference = StairstepModel.train(make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA,
+                                                                 n_landmarks=n_landmarks, random_state=0),
+                                         data.X, data.y, config=THESIS, feature_names=data.feature_names)
         np.testing.assert_array_equal(model.decision_function(data.X), reference.decision_function(data.X))
+
+
+@pytest.fixture(scope="module")
+def people():
+    return [simulate(minutes=2, rate_hz=50, seed=70 + s) for s in range(3)]
+
+
+def test_shared_front_end_work_equals_each_configuration_on_its_own(people):
+    """``front_end_data`` resamples once per rate and standardizes once per (rate, orientation,
+    smoothing) for both segmentations; the windows, features, labels and replay counts must be
+    exactly those of ``window_dataset`` and ``measure_logs_windows`` run per configuration."""
+    from stairsense._energy_optimise import front_end_data
+    from stairsense.export.energy import measure_logs_windows
+
+    configs = [PipelineConfig(rate_hz=r, orientation=o, segmentation=g, smoothing=m)
+               for r in (20.0, 50.0) for o in ("mizell", "linear") for g in ("pattern", "sliding") for m in ("time", "none")]
+    for config, (data, counts, window) in zip(configs, front_end_data(people, configs)):
+        reference = window_dataset(people, config)
+        for field in ("X", "y", "groups", "direction", "log_index", "t_start_ns", "t_end_ns"):
+            np.testing.assert_array_equal(getattr(data, field), getattr(reference, field))
+        assert (data.feature_names, data.n_ambiguous, data.n_rejected) == (
+            reference.feature_names, reference.n_ambiguous, reference.n_rejected)
+        reference_counts, reference_window = measure_logs_windows(people, config)
+        assert {k: vars(c) for k, c in counts.items()} == {k: vars(c) for k, c in reference_counts.items()}
+        assert window == reference_window
+
+
+def test_grouped_optimiser_gives_the_per_configuration_records(people, tmp_path):
+    """The optimiser's path (front ends grouped by standardization, each group one job, results
+    matched back to their cache keys in completion order) gives each configuration the F1, windows
+    and counts that evaluating it on its own gives. One process here (worker start-up would add
+    ~15 s to the suite); the benchmark's cold run is the 2-process run."""
+    from stairsense._energy_optimise import Protocol, SearchSpace, evaluate_all, evaluate_front_end
+    from stairsense.stream import read_log, write_log
+
+    paths = [str(write_log(log, tmp_path / f"person{i}.csv.gz")) for i, log in enumerate(people)]
+    space = SearchSpace(rates=(20.0,), orientations=("rotvec",), segmentations=("pattern", "sliding"),
+                        smoothings=("time", "none"), feature_counts=(3, 10), precisions=("fp32", "int8"))
+    protocol = Protocol(n_folds=3, max_train=200, n_landmarks=30)
+    records, stats = evaluate_all(paths, space, tmp_path / "cache", protocol=protocol, n_jobs=1, progress=False)
+    assert stats["computed"] == 4 and stats["cpu_s"] > 0
+    logs = [read_log(p) for p in paths]
+    for config, record in zip(space.front_ends(), records):
+        reference = evaluate_front_end(config, logs, space.feature_counts, space.precisions, protocol)
+        assert record["config"] == reference["config"]
+        assert record["f1"] == reference["f1"]
+        assert (record["n_windows"], record["n_stair"], record["counts"]) == (
+            reference["n_windows"], reference["n_stair"], reference["counts"])
+        for k, by_precision in reference["inference"].items():
+            for precision, cost in by_precision.items():
+                assert record["inference"][k][precision]["macs"] == cost["macs"]
 
 
 def test_cli_estimate_from_an_exported_model_and_log(komd_graph, tmp_path, capsys):

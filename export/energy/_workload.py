@@ -47,6 +47,8 @@ __all__ = [
     "activity_class",
     "measure_windows",
     "measure_logs_windows",
+    "add_up_counts",
+    "count_windows",
     "measure_stage_costs",
     "inference_cost",
     "selected_features",
@@ -115,15 +117,17 @@ def _median_kept_length(windows) -> int:
 
 
 def measure_logs_windows(logs, config: PipelineConfig) -> tuple[dict[str, ActivityCounts], int]:
-    """:func:`measure_windows` summed over ``logs``, and the median classified window length.
+    """:func:`measure_windows` summed over ``logs``, and the median classified window length
+    (see :func:`add_up_counts`)."""
+    return add_up_counts([measure_windows(log, config) for log in logs], config)
 
-    The window length (samples) is the median of the logs' medians; with no classified window it
-    falls back to 0.6 s at the configured rate, a typical step.
-    """
+
+def add_up_counts(per_log, config: PipelineConfig) -> tuple[dict[str, ActivityCounts], int]:
+    """Sum per-log ``(counts, median window)`` pairs; the window length is the median of the
+    logs' medians, or with no classified window 0.6 s at the configured rate, a typical step."""
     totals: dict[str, ActivityCounts] = {}
     lengths = []
-    for log in logs:
-        counts, median = measure_windows(log, config)
+    for counts, median in per_log:
         for name, c in counts.items():
             totals.setdefault(name, ActivityCounts()).add(c)
         if median:
@@ -151,7 +155,13 @@ def measure_windows(log, config: PipelineConfig) -> tuple[dict[str, ActivityCoun
     """
     if config.rate_hz is not None:
         log = resample(log, config.rate_hz)
-    result = run_front_end(log, config)
+    return count_windows(log, run_front_end(log, config))
+
+
+def count_windows(log, result) -> tuple[dict[str, ActivityCounts], int]:
+    """:func:`measure_windows` from a front-end pass already made over ``log`` (at its rate):
+    ``result`` is its :class:`~stairsense.stream.FrontEndResult`, so a caller that needs the
+    windows anyway does not replay the log twice."""
     windows, first = result.windows, result.standardized.first
     if log.label is None:
         sample_class = np.full(len(log), "log", dtype=object)
