@@ -161,7 +161,7 @@ def test_backwards_time_across_parser_blocks_is_caught(tmp_path, monkeypatch, of
     path = tmp_path / "b.csv"
     path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
     header = csv_parse._read_header(path)
-    monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", 1 << 16)
+    monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", 1 << 13)  # stretches of 8 blocks: several in the file
     second_block_line = [line for line, _ in csv_parse._iter_batches(header, csv_parse._BLOCK_BYTES)][1]
     i = second_block_line - 2 + offset
     rows[i] = f"{1_000_000_000 + (i - 2) * 10_000_000},0.1,0.2,9.8"  # same width: same block cuts
