@@ -175,8 +175,8 @@ def _iter_batches(header: _Header, block_bytes: int) -> Iterator[tuple[int, pa.T
     convert_opts = pacsv.ConvertOptions(column_types=_arrow_types(header.columns), null_values=[],
                                         strings_can_be_null=False)
 
-    def read_options(skip_rows):
-        return pacsv.ReadOptions(column_names=header.columns, skip_rows=skip_rows, block_size=block_bytes,
+    def read_options(skip_rows, block_size=block_bytes):
+        return pacsv.ReadOptions(column_names=header.columns, skip_rows=skip_rows, block_size=block_size,
                                  use_threads=threads)
 
     pieces = (_stream_pieces(header, read_options, parse_opts, convert_opts) if header.path.name.endswith(".gz")
@@ -213,19 +213,24 @@ def _stretch_pieces(header, block_bytes, read_options, parse_opts, convert_opts)
     """
     text = pa.memory_map(str(header.path)).read_buffer()
     data = np.frombuffer(text, dtype=np.uint8)
-    # Stretches are cut after a newline past the header lines. Lines ending in a lone '\r' (which Arrow
-    # and the header reader accept) have no '\n' to cut at: such a file is one stretch.
-    data_start = 0
-    for _ in range(header.first_data_line - 1):
-        data_start = _line_end(data, data_start)
     start = 0
+    for _ in range(header.first_data_line - 1):
+        start = _line_end(data, start)
+    if start == data.size:
+        # No '\n' after the header: lines end in a lone '\r' (Arrow and the header reader accept it, but
+        # there is nothing to cut at), or there are no samples. One stretch; Arrow skips the header lines.
+        yield _parse(text, read_options(header.first_data_line - 1, data.size + 1), parse_opts, convert_opts)
+        return
     while start < data.size:
-        end = _line_end(data, max(start + _STRETCH_BLOCKS * block_bytes, data_start))
-        table = pacsv.read_csv(pa.BufferReader(text.slice(start, end - start)),
-                               read_options=read_options(header.first_data_line - 1 if start == 0 else 0),
-                               parse_options=parse_opts, convert_options=convert_opts)
-        yield table.combine_chunks()
+        end = _line_end(data, start + _STRETCH_BLOCKS * block_bytes)
+        yield _parse(text.slice(start, end - start), read_options(0), parse_opts, convert_opts)
         start = end
+
+
+def _parse(text: pa.Buffer, read_options, parse_opts, convert_opts) -> pa.Table:
+    table = pacsv.read_csv(pa.BufferReader(text), read_options=read_options, parse_options=parse_opts,
+                           convert_options=convert_opts)
+    return table.combine_chunks()
 
 
 def _line_end(data: np.ndarray, pos: int) -> int:
@@ -246,18 +251,20 @@ def _read_ahead(pieces: Iterator) -> Iterator:
     """Yield ``pieces`` while the next one is computed in a background thread.
 
     Arrow's parser and numpy release the GIL, so parsing the next stretch overlaps the caller's work on
-    this one. Items and exceptions arrive in the same order as without the thread; when the caller stops
-    early, the thread finishes its piece and the source is closed.
+    this one. Items and exceptions arrive in the same order as without the thread.
     """
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stairsense-read")
+    pending = pool.submit(next, pieces, _DONE)
     try:
-        pending = pool.submit(next, pieces, _DONE)
         while (piece := pending.result()) is not _DONE:
             pending = pool.submit(next, pieces, _DONE)
             yield piece
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        pieces.close()
+        # Never wait for the thread here: this also runs when garbage collection finalizes a reader
+        # dropped mid-file, possibly inside threading's own locks, where a join deadlocks. The source is
+        # closed once the piece in progress is done (at once if none is), then the thread exits.
+        pending.add_done_callback(lambda _: pieces.close())
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _rescan(header: _Header, from_line: int, exc: Exception):
