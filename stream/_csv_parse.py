@@ -35,9 +35,10 @@ from ._log import STANDARD_GRAVITY, Activity
 _UNITS_SPLIT = 4.0
 _BOM = "\ufeff"
 _VALID_LABELS = np.array(sorted(int(a) for a in Activity))
-# Bytes of text the parser converts at a time. 1 MB parsed the 15-column all-sensor log ~25 % faster
-# (CPU) than 4 MB and the accelerometer-only log as fast: text and parsed columns then fit the 2 MB
-# per-core cache (benchmarks/bench_log_formats.py); smaller blocks pay per-block overhead.
+# Bytes of text the parser converts at a time. In a sweep (256 KB to 4 MB) on the files of
+# benchmarks/bench_log_formats.py, 1 MB parsed the 15-column all-sensor log ~25 % faster (CPU) than
+# 4 MB and the accelerometer-only log about as fast: a block's text and parsed columns then fit a 2 MB
+# per-core cache. Smaller blocks pay per-block overhead.
 _BLOCK_BYTES = 1 << 20
 # Blocks per stretch of a plain file parsed in one call: enough for Arrow to parse a stretch's blocks in
 # parallel, few enough that the stretch being parsed ahead and the one in use stay small (~2 x 8 MB).
