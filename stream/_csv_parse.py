@@ -5,9 +5,10 @@ a plain file is memory-mapped and cut at line ends into stretches of a few block
 call; gzip streams through Arrow's streaming reader. With more than one thread in Arrow's CPU pool
 (``pyarrow.cpu_count()``: every core by default; ``OMP_NUM_THREADS=1`` or ``pyarrow.set_cpu_count(1)``
 makes it one), the next stretch is parsed in a background thread while the caller checks and uses the
-current one, and Arrow parses a stretch's blocks in parallel: replay's wall time then approaches the
-larger of parsing and the front end instead of their sum (``benchmarks/bench_log_formats.py``). The
-batches, their line numbers and every error are the same either way. Arrow does not say on which line
+current one, and Arrow parses a stretch's blocks in parallel. On cores nobody else is using, replay's
+wall time then tends to the larger of parsing and the front end instead of their sum; the threads cost
+more CPU in all, so on a machine already busy they do not help (``benchmarks/bench_log_formats.py``
+gives both settings). The batches, their line numbers and every error are the same either way. Arrow does not say on which line
 a value failed, so when a stretch fails to parse it is re-scanned line by line to name the exact line;
 the slow path runs only on bad input.
 """
@@ -209,7 +210,7 @@ def _stretch_pieces(header, block_bytes, read_options, parse_opts, convert_opts)
     """A plain log, memory-mapped (read in place: no copies), parsed one stretch of whole lines at a time.
 
     Each stretch comes as one table of contiguous columns: the checks and the chunking downstream then
-    run once per stretch rather than once per block (their per-call cost was ~15 % of the read), and
+    run once per stretch rather than once per block (their per-call cost was ~12 % of the read), and
     the copy that joins the blocks is made here, in the read-ahead thread when there is one.
     """
     text = pa.memory_map(str(header.path)).read_buffer()
