@@ -3,7 +3,7 @@
 Writes a synthetic 24 h, 50 Hz random-walk log (4.32 M rows, ``t_ns,ax,ay,az``) once as ``.csv`` and
 ``.csv.gz`` to a temporary folder, then times, side by side in this process:
 
-* ``read_log`` (Arrow streaming parser + full validation: finiteness, order, gaps, units);
+* ``read_log`` (Arrow's CSV parser + full validation: finiteness, order, gaps, units);
 * the same Arrow parser alone (what validation and assembly cost on top);
 * ``pandas.read_csv`` (C parser, no validation);
 * ``numpy.loadtxt`` (no validation).
@@ -17,16 +17,24 @@ Run: ``.venv/bin/python benchmarks/bench_read.py [--repeats 3] [--hours 24]``; w
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pacsv
+from _common import ONE_THREAD_VARIABLES, load_average, markdown_table, median_wall_cpu, python_stdout, write_results
 
-from _common import markdown_table, median_wall_cpu, python_stdout, write_results
-from stairsense.stream import read_log, write_log
-from stairsense.stream import SensorLog
+# One thread everywhere (Arrow's CPU pool follows OMP_NUM_THREADS): every candidate parses in the
+# calling thread, so they compare like with like (bench_log_formats.py measures the reader's threads).
+# Set before pyarrow is imported; the memory-measuring child processes inherit it.
+for _name in ONE_THREAD_VARIABLES:
+    os.environ[_name] = "1"
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.csv as pacsv  # noqa: E402
+from stairsense.stream import read_log, write_log  # noqa: E402
+from stairsense.stream import SensorLog  # noqa: E402
+
 
 # The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
 MEASURES = ("stream/_csv_*", "stream/_log.py")
@@ -65,8 +73,8 @@ def synthetic_log(hours: float, seed: int = 0) -> SensorLog:
 
 
 def arrow_parse_only(path: Path) -> int:
-    """The parser read_log uses, with the same options, minus validation and assembly."""
-    opts = pacsv.ReadOptions(column_names=["t_ns", "ax", "ay", "az"], skip_rows=2, block_size=1 << 22,
+    """The parser read_log uses, with the same block size and types, minus validation and assembly."""
+    opts = pacsv.ReadOptions(column_names=["t_ns", "ax", "ay", "az"], skip_rows=2, block_size=1 << 20,
                              use_threads=False)
     types = {"t_ns": pa.int64(), "ax": pa.float64(), "ay": pa.float64(), "az": pa.float64()}
     source = (pa.input_stream(str(path), compression="gzip") if path.name.endswith(".gz")
@@ -89,6 +97,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     import pandas as pd
 
+    load_before = load_average()
     log = synthetic_log(args.hours)
     n = len(log)
     rows = []
@@ -125,8 +134,8 @@ def main(argv=None) -> None:
         "",
         f"Synthetic {args.hours:g} h 50 Hz log, {n:,} rows of `t_ns,ax,ay,az`. Median wall time of the "
         f"repeats shown, on a shared 2-core machine (noisy: compare ratios within one run; CPU time is "
-        "steadier than wall time under load). Command: "
-        "`.venv/bin/python benchmarks/bench_read.py`.",
+        "steadier than wall time under load); every thread pool, Arrow's included, at one thread. Command: "
+        f"`.venv/bin/python benchmarks/bench_read.py`; load average {load_before} before, {load_average()} after.",
         "",
         *markdown_table(
             ["file", "MB", "reader", "repeats", "median wall s", "M rows/s", "median CPU s", "M rows/CPU-s",

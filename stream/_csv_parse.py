@@ -1,9 +1,16 @@
 """Parsing a canonical log into validated blocks that keep their file line numbers.
 
-Reading parses with Arrow's streaming CSV reader (the fastest candidate measured by
-``benchmarks/bench_read.py``). Arrow does not say on which line a value failed, so when a block
-fails to parse the offending block is re-scanned line by line to name the exact line; the slow path
-runs only on bad input.
+Reading parses with Arrow's CSV parser (the fastest candidate measured by ``benchmarks/bench_read.py``):
+a plain file is memory-mapped and cut at line ends into stretches of a few blocks, each parsed in one
+call; gzip streams through Arrow's streaming reader. With more than one thread in Arrow's CPU pool
+(``pyarrow.cpu_count()``: every core by default; ``OMP_NUM_THREADS=1`` or ``pyarrow.set_cpu_count(1)``
+makes it one), the next stretch is parsed in a background thread while the caller checks and uses the
+current one, and Arrow parses a stretch's blocks in parallel. On cores nobody else is using, replay's
+wall time then tends to the larger of parsing and the front end instead of their sum; the threads cost
+more CPU in all, so on a machine already busy they do not help (``benchmarks/bench_log_formats.py``
+gives both settings). The batches, their line numbers and every error are the same either way. Arrow does not say on which line
+a value failed, so when a stretch fails to parse it is re-scanned line by line to name the exact line;
+the slow path runs only on bad input.
 """
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ import gzip
 import json
 import re
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -28,9 +36,14 @@ from ._log import STANDARD_GRAVITY, Activity
 _UNITS_SPLIT = 4.0
 _BOM = "\ufeff"
 _VALID_LABELS = np.array(sorted(int(a) for a in Activity))
-# Bytes of text the parser converts at a time. ~4 MB (about 100 k samples) parsed fastest in
-# benchmarks/bench_read.py; larger blocks fall out of cache, smaller ones pay per-block overhead.
-_BLOCK_BYTES = 1 << 22
+# Bytes of text the parser converts at a time. In a sweep (256 KB to 4 MB) on the files of
+# benchmarks/bench_log_formats.py, 1 MB parsed the 15-column all-sensor log ~25 % faster (CPU) than
+# 4 MB and the accelerometer-only log about as fast: a block's text and parsed columns then fit a 2 MB
+# per-core cache. Smaller blocks pay per-block overhead.
+_BLOCK_BYTES = 1 << 20
+# Blocks per stretch of a plain file parsed in one call: enough for Arrow to parse a stretch's blocks in
+# parallel, few enough that the stretch being parsed ahead and the one in use stay small (~2 x 8 MB).
+_STRETCH_BLOCKS = 8
 # What the fast parser accepts, for the slow re-scan that names the bad line: Python's int() and
 # float() are laxer (underscores, int64 overflow), so they cannot be the judge.
 _INT_RE = re.compile(r"[+-]?[0-9]+")
@@ -155,30 +168,105 @@ def _arrow_types(columns: list[str]) -> dict[str, pa.DataType]:
     return {c: pa.int64() if c in ("t_ns", "label") else pa.float64() for c in columns}
 
 
-def _iter_batches(header: _Header, block_bytes: int) -> Iterator[tuple[int, pa.RecordBatch]]:
-    """Yield ``(first_line, batch)``; on a parse failure name the exact line by a slow re-scan."""
-    path = header.path
-    read_opts = pacsv.ReadOptions(column_names=header.columns, skip_rows=header.first_data_line - 1,
-                                  block_size=block_bytes, use_threads=False)
+def _iter_batches(header: _Header, block_bytes: int) -> Iterator[tuple[int, pa.Table | pa.RecordBatch]]:
+    """Yield ``(first_line, table)`` per stretch (plain file) or block (gzip); on a parse failure name
+    the exact line by a slow re-scan."""
+    threads = pa.cpu_count() > 1
     parse_opts = pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False)
     # No null markers: an empty field must fail rather than become a silent missing value.
     convert_opts = pacsv.ConvertOptions(column_types=_arrow_types(header.columns), null_values=[],
                                         strings_can_be_null=False)
+
+    def read_options(skip_rows, block_size=block_bytes):
+        return pacsv.ReadOptions(column_names=header.columns, skip_rows=skip_rows, block_size=block_size,
+                                 use_threads=threads)
+
+    pieces = (_stream_pieces(header, read_options, parse_opts, convert_opts) if header.path.name.endswith(".gz")
+              else _stretch_pieces(header, block_bytes, read_options, parse_opts, convert_opts))
+    if threads:
+        pieces = _read_ahead(pieces)
     line = header.first_data_line
     try:
-        # A memory map lets the parser read plain files in place: half the CPU of a file stream and no
-        # read-ahead copies (measured in benchmarks/bench_read.py). gzip must stream through a decoder.
-        source = (pa.input_stream(str(path), compression="gzip") if path.name.endswith(".gz")
-                  else pa.memory_map(str(path)))
-        with pacsv.open_csv(source, read_options=read_opts, parse_options=parse_opts,
-                            convert_options=convert_opts) as reader:
-            for batch in reader:
-                yield line, batch
-                line += batch.num_rows
+        for table in pieces:
+            yield line, table
+            line += table.num_rows
     except (pa.ArrowInvalid, OSError) as exc:
         if "Empty CSV file" in str(exc):
             return
         _rescan(header, line, exc)
+    finally:
+        pieces.close()  # now, not at garbage collection: stops the read-ahead thread, closes the file
+
+
+def _stream_pieces(header, read_options, parse_opts, convert_opts) -> Iterator[pa.RecordBatch]:
+    """A gzip log through Arrow's streaming reader, a block at a time (a decoder cannot seek)."""
+    source = pa.input_stream(str(header.path), compression="gzip")
+    with pacsv.open_csv(source, read_options=read_options(header.first_data_line - 1), parse_options=parse_opts,
+                        convert_options=convert_opts) as reader:
+        yield from reader
+
+
+def _stretch_pieces(header, block_bytes, read_options, parse_opts, convert_opts) -> Iterator[pa.Table]:
+    """A plain log, memory-mapped (read in place: no copies), parsed one stretch of whole lines at a time.
+
+    Each stretch comes as one table of contiguous columns: the checks and the chunking downstream then
+    run once per stretch rather than once per block (their per-call cost was ~12 % of the read), and
+    the copy that joins the blocks is made here, in the read-ahead thread when there is one.
+    """
+    text = pa.memory_map(str(header.path)).read_buffer()
+    data = np.frombuffer(text, dtype=np.uint8)
+    start = 0
+    for _ in range(header.first_data_line - 1):
+        start = _line_end(data, start)
+    if start == data.size:
+        # No '\n' after the header: lines end in a lone '\r' (Arrow and the header reader accept it, but
+        # there is nothing to cut at), or there are no samples. One stretch; Arrow skips the header lines.
+        yield _parse(text, read_options(header.first_data_line - 1, data.size + 1), parse_opts, convert_opts)
+        return
+    while start < data.size:
+        end = _line_end(data, start + _STRETCH_BLOCKS * block_bytes)
+        yield _parse(text.slice(start, end - start), read_options(0), parse_opts, convert_opts)
+        start = end
+
+
+def _parse(text: pa.Buffer, read_options, parse_opts, convert_opts) -> pa.Table:
+    table = pacsv.read_csv(pa.BufferReader(text), read_options=read_options, parse_options=parse_opts,
+                           convert_options=convert_opts)
+    return table.combine_chunks()
+
+
+def _line_end(data: np.ndarray, pos: int) -> int:
+    """Offset just past the first ``\n`` at or after ``pos``; the end of ``data`` if there is none."""
+    step = 1 << 12  # lines are short: look a page at a time
+    while pos < data.size:
+        found = np.flatnonzero(data[pos:pos + step] == ord("\n"))
+        if found.size:
+            return pos + int(found[0]) + 1
+        pos += step
+    return data.size
+
+
+_DONE = object()
+
+
+def _read_ahead(pieces: Iterator) -> Iterator:
+    """Yield ``pieces`` while the next one is computed in a background thread.
+
+    Arrow's parser and numpy release the GIL, so parsing the next stretch overlaps the caller's work on
+    this one. Items and exceptions arrive in the same order as without the thread.
+    """
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stairsense-read")
+    pending = pool.submit(next, pieces, _DONE)
+    try:
+        while (piece := pending.result()) is not _DONE:
+            pending = pool.submit(next, pieces, _DONE)
+            yield piece
+    finally:
+        # Never wait for the thread here: this also runs when garbage collection finalizes a reader
+        # dropped mid-file, possibly inside threading's own locks, where a join deadlocks. The source is
+        # closed once the piece in progress is done (at once if none is), then the thread exits.
+        pending.add_done_callback(lambda _: pieces.close())
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _rescan(header: _Header, from_line: int, exc: Exception):
@@ -223,11 +311,8 @@ def _blocks(header: _Header, units: str, drop_nan: bool,
     """Parse (or take ``batches``, e.g. a Parquet log's), check finiteness, labels and units, convert g to m/s²."""
     path = header.path
     units_checked = False
-    # gzip: Arrow reads decoded blocks ahead of the parser; 1 MB blocks cut that queue's memory
-    # 4x at the same CPU (benchmarks/bench_read.py), while memory-mapped plain files queue nothing.
-    gz = path.name.endswith(".gz")
     if batches is None:
-        batches = _iter_batches(header, min(_BLOCK_BYTES, 1 << 20) if gz else _BLOCK_BYTES)
+        batches = _iter_batches(header, _BLOCK_BYTES)
     for line0, batch in batches:
         n = batch.num_rows
         cols = {name: batch.column(i).to_numpy() for i, name in enumerate(header.columns)}

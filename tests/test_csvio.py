@@ -2,9 +2,11 @@
 import doctest
 import gzip
 import math
+import threading
 import warnings
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,6 +31,15 @@ from stairsense.stream._log import SensorLog, StepTruth
 G = 9.80665  # standard gravity, written out: the oracle does not borrow the code's constant
 
 HEADER = "t_ns,ax,ay,az"
+
+
+@pytest.fixture(params=[1, 2], ids=["serial", "read-ahead"])
+def arrow_threads(request):
+    """Arrow's CPU pool at one thread (everything in the caller) and at two (parsing read ahead)."""
+    before = pa.cpu_count()
+    pa.set_cpu_count(request.param)
+    yield request.param
+    pa.set_cpu_count(before)
 
 
 def make_log(n=50, seed=0, full=True, dt=20_000_000):
@@ -94,6 +105,92 @@ def test_chunks_concatenate_to_whole_log(tmp_path_factory, n, chunk_rows, block_
         np.testing.assert_array_equal(np.concatenate([getattr(c, name) for c in chunks]), getattr(log, name))
 
 
+def log_text(log: SensorLog, newline: str, bom: bool, meta: bool, last_newline: bool) -> str:
+    """The log as CSV text written here by hand (not by write_log), shortest round-trip floats."""
+    names = ["t_ns", "ax", "ay", "az", "gx", "gy", "gz", "qx", "qy", "qz", "qw", "lx", "ly", "lz", "label"]
+    columns = [log.t_ns, *log.acc.T, *log.gyro.T, *log.rotvec.T, *log.linacc.T, log.label]
+    rows = [",".join(repr(v) for v in row) for row in zip(*[c.tolist() for c in columns])]
+    lines = (['# meta: {"device": "Pixel"}'] if meta else []) + [",".join(names)] + rows
+    return ("\ufeff" if bom else "") + newline.join(lines) + (newline if last_newline else "")
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 300), chunk_rows=st.integers(1, 120), block_bytes=st.sampled_from([400, 1500, 1 << 20]),  # a row (<= ~360 B) fits a block
+       newline=st.sampled_from(["\n", "\r\n", "\r"]), bom=st.booleans(), meta=st.booleans(),
+       last_newline=st.booleans(), threads=st.sampled_from([1, 2]))
+def test_plain_file_stretches_read_exactly(tmp_path_factory, n, chunk_rows, block_bytes, newline, bom, meta,
+                                           last_newline, threads):
+    """A plain file parsed in stretches cut at line ends (read ahead or not), whole or in chunks, gives
+    back exactly the values written, whatever the line endings, BOM, meta line or last newline."""
+    log = make_log(n=n, seed=n)
+    path = tmp_path_factory.mktemp("st") / "x.csv"
+    path.write_bytes(log_text(log, newline, bom, meta, last_newline).encode())
+    before = pa.cpu_count()
+    try:
+        pa.set_cpu_count(threads)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(csv_parse, "_BLOCK_BYTES", block_bytes)
+            whole = read_log(path)
+            chunks = list(iter_log_chunks(path, chunk_rows=chunk_rows))
+    finally:
+        pa.set_cpu_count(before)
+    assert [len(c) for c in chunks] == [min(chunk_rows, n - i) for i in range(0, n, chunk_rows)]
+    for name in ("t_ns", "acc", "gyro", "rotvec", "linacc", "label"):
+        np.testing.assert_array_equal(getattr(whole, name), getattr(log, name), err_msg=name)
+        np.testing.assert_array_equal(np.concatenate([getattr(c, name) for c in chunks]), getattr(log, name))
+
+
+def test_read_ahead_parses_in_a_background_thread(tmp_path, monkeypatch, arrow_threads):
+    """With two Arrow threads every stretch is parsed off the caller's thread; with one, on it."""
+    path = write_log(make_log(n=2000, full=False), tmp_path / "x.csv")
+    monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", 1 << 10)
+    parsed_on = []
+    read_csv = csv_parse.pacsv.read_csv
+
+    def spy(*args, **kwargs):
+        parsed_on.append(threading.current_thread() is threading.main_thread())
+        return read_csv(*args, **kwargs)
+
+    monkeypatch.setattr(csv_parse.pacsv, "read_csv", spy)
+    assert len(read_log(path)) == 2000
+    assert len(parsed_on) > 3 and set(parsed_on) == {arrow_threads == 1}
+
+
+def test_stopping_early_ends_the_read_ahead(tmp_path, monkeypatch, arrow_threads):
+    """A caller that stops after one chunk, or fails in its own work, leaves no reader thread behind."""
+    path = write_log(make_log(n=3000, full=False), tmp_path / "x.csv")
+    monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", 1 << 10)
+
+    def readers():  # reader threads still alive once they had time to finish their piece
+        alive = [t for t in threading.enumerate() if t.name.startswith("stairsense-read")]
+        for t in alive:
+            t.join(timeout=10)
+        return [t for t in alive if t.is_alive()]
+
+    chunks = iter_log_chunks(path, chunk_rows=100)
+    assert len(next(chunks)) == 100
+    assert len([t for t in threading.enumerate() if t.name.startswith("stairsense-read")]) == (arrow_threads > 1)
+    chunks.close()
+    assert readers() == []
+    with pytest.raises(ZeroDivisionError):
+        for _ in iter_log_chunks(path, chunk_rows=100):
+            1 / 0
+    assert readers() == []
+
+
+def test_first_error_in_file_order_wins_across_stretches(tmp_path, monkeypatch, arrow_threads):
+    """A time error in an early stretch is reported even when a later stretch, parsed ahead, is malformed."""
+    rows = [f"{i * 10_000_000},0.1,0.2,9.8" for i in range(3000)]
+    rows[100] = rows[99]
+    rows[2900] = "bad"
+    path = tmp_path / "two.csv"
+    path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
+    monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", 1 << 10)
+    with pytest.raises(LogFormatError, match="repeats") as err:
+        list(iter_log_chunks(path, chunk_rows=50))
+    assert err.value.line == 102
+
+
 def test_meta_line_is_optional(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text(f"{HEADER}\n0,0,0,9.8\n10000000,0,0,9.81\n")
@@ -139,10 +236,10 @@ BAD_FILES = {
 }
 
 
-@pytest.mark.parametrize("block_bytes", [1 << 22, 40])  # 40 bytes: parser blocks of ~1 line
+@pytest.mark.parametrize("block_bytes", [1 << 22, 40])  # 40 bytes: parser blocks of ~1 line (stretches of ~8)
 @pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
 @pytest.mark.parametrize("case", sorted(BAD_FILES))
-def test_errors_name_file_line_and_fix(tmp_path, monkeypatch, case, suffix, block_bytes):
+def test_errors_name_file_line_and_fix(tmp_path, monkeypatch, case, suffix, block_bytes, arrow_threads):
     monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", block_bytes)
     text, line, reason = BAD_FILES[case]
     path = tmp_path / f"bad{suffix}"
@@ -161,7 +258,7 @@ def test_backwards_time_across_parser_blocks_is_caught(tmp_path, monkeypatch, of
     path = tmp_path / "b.csv"
     path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
     header = csv_parse._read_header(path)
-    monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", 1 << 16)
+    monkeypatch.setattr(csv_parse, "_BLOCK_BYTES", 1 << 13)  # stretches of 8 blocks: several in the file
     second_block_line = [line for line, _ in csv_parse._iter_batches(header, csv_parse._BLOCK_BYTES)][1]
     i = second_block_line - 2 + offset
     rows[i] = f"{1_000_000_000 + (i - 2) * 10_000_000},0.1,0.2,9.8"  # same width: same block cuts
