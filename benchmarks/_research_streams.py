@@ -1,0 +1,89 @@
+"""Standardized streams and kept step windows of UCI HAPT, Oxford and the simulator, cached on disk.
+
+``_robust_data`` caches only the 79 Table 12.1 features per window; the research benchmark
+(``bench_robust_research.py``) also needs each window's samples and its neighbours in time (features
+over the steps before it, the vertical trajectory inside it), so this module keeps, per recording, the
+standardized ENU samples the front end produced and the kept, unambiguous windows into them.
+
+Each stream is a dict: ``samples`` (m, 3) ENU dynamic acceleration, ``start``/``stop`` sample
+indices of the labelled kept windows (every kept window, ambiguous ones included, is in
+``all_start``/``all_stop`` so context features see the true step sequence), ``y`` (1 = STAIR, -1 =
+ambiguous), ``direction`` (2 up, 3 down), ``subject``, ``placement``, ``dataset``.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+from _common import source_key
+from _robust_data import SIM_PLACEMENTS, oxford_logs
+
+CACHE = Path(__file__).resolve().parent / "out" / "robust_research"
+
+
+def _stream(log, config, meta):
+    from stairsense.pipeline import _window_labels  # noqa: PLC2701 - the labels the package trains on
+    from stairsense.stream import resample, run_front_end
+
+    if config.rate_hz is not None:
+        log = resample(log, config.rate_hz)
+    result = run_front_end(log, config)
+    std, windows = result.standardized, result.windows
+    kept = windows.kept
+    index, offsets = windows.sample_index(kept)
+    y, direction = _window_labels(log.label, std.first + index, offsets)
+    return dict(samples=std.samples.astype(np.float32), start=windows.start[kept], stop=windows.stop[kept],
+                y=y, direction=direction, rate_hz=float(config.rate_hz or log.rate_hz), **meta)
+
+
+def _cached(name, config, build):
+    path = CACHE / f"{name}_{source_key(name, config.to_json())}.pkl"
+    if path.exists():
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    streams = build()
+    with open(path.with_suffix(".tmp"), "wb") as f:
+        pickle.dump(streams, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(path.with_suffix(".tmp"), path)
+    return streams
+
+
+def uci_streams(config):
+    """The 42 UCI HAPT experiments (waist phone, 21 subjects)."""
+    from _common import data_dir
+
+    from stairsense.stream import load_uci_hapt
+
+    def build():
+        return [_stream(log, config, dict(subject=f"uci{log.meta['subject']}", placement="waist", dataset="uci"))
+                for log in load_uci_hapt(data_dir("uci-hapt", "RawData"))]
+
+    return _cached("uci", config, build)
+
+
+def oxford_streams(config):
+    """The 48 Oxford level-walking recordings (three users, six or seven placements), all NO_STAIR."""
+    def build():
+        return [_stream(log, config, dict(subject=log.meta["subject"].lower(), placement=log.meta["placement"].lower(),
+                                          dataset="oxford", device=log.meta["device"]))
+                for log in oxford_logs()]
+
+    return _cached("oxford", config, build)
+
+
+def simulated_streams(config, *, people=6, minutes=6.0, rate_hz=50.0, seed0=100):
+    """Simulated people with stairs in four placements; the same logs as ``_robust_data.simulated_windows``."""
+    from stairsense.stream import simulate
+
+    def build():
+        out = []
+        for p in range(people):
+            for j, placement in enumerate(SIM_PLACEMENTS):
+                log = simulate(minutes=minutes, rate_hz=rate_hz, seed=seed0 + 10 * p + j, placement=placement)
+                out.append(_stream(log, config, dict(subject=f"sim{p}", placement="sim_" + placement, dataset="sim")))
+        return out
+
+    return _cached(f"sim{people}x{minutes:g}@{rate_hz:g}", config, build)
