@@ -51,9 +51,9 @@ public final class Standardizer {
 
     /**
      * {@code resolve_orientation}: the concrete method for a phone with the given sensors;
-     * {@code auto} prefers the rotation vector, else the accelerometer-only {@code vertical} method
-     * (Python's next choice, {@code ahrs}, is not implemented here, and a phone with a gyroscope
-     * has a rotation vector).
+     * {@code auto} prefers the rotation vector, else the accelerometer-only {@code vertical} method,
+     * exactly as Python resolves it ({@code ahrs} is never chosen by {@code auto}: it lost step counts
+     * on stairs, benchmarks/results/orientation.md; the Java core does not implement it).
      *
      * @throws ModelConfigException when the configured method needs a sensor the phone lacks
      */
