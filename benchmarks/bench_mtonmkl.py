@@ -120,6 +120,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="3 runs and at most 30 BCD iterations")
     parser.add_argument("--runs", type=int, default=None, help="splits of the known-structure data (default 20, quick 3)")
     parser.add_argument("--hapt-runs", type=int, default=None, help="splits of UCI HAPT (default 20, quick 3)")
+    parser.add_argument("--budget-s", type=float, default=None,
+                        help="start no new run after this many seconds; the page reports the runs completed")
     parser.add_argument("--data", type=Path, default=None, help="UCI HAPT RawData folder")
     args = parser.parse_args(argv)
     runs = args.runs or (3 if args.quick else 20)
@@ -130,33 +132,43 @@ def main(argv=None):
     hapt_X, hapt_y, hapt_groups, provenance = hapt_user_windows(*([args.data] if args.data else []))
     datasets = {"known structure (12 tasks)": (known_structure(), runs),
                 "UCI HAPT users (21 tasks)": ((hapt_X, np.where(hapt_y == 1, 1, -1), hapt_groups), hapt_runs)}
-    table, chosen_all = {}, {}
-    for dname, ((X, y, tasks), n_runs) in datasets.items():
-        per_run = []
-        for seed in tqdm(range(n_runs), desc=dname, unit="run"):
+    command = "benchmarks/bench_mtonmkl.py" + (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs else "") \
+        + (f" --hapt-runs {args.hapt_runs}" if args.hapt_runs else "") + (f" --budget-s {args.budget_s:g}" if args.budget_s else "")
+    per_run, chosen_all = {d: [] for d in datasets}, {d: [] for d in datasets}
+    # Runs of the two datasets alternate and the page is rewritten after each one, so a time budget
+    # (or an interrupted job) still leaves a page that states exactly how many runs it holds.
+    for seed in tqdm(range(max(runs, hapt_runs)), desc="runs", unit="run"):
+        for dname, ((X, y, tasks), n_runs) in datasets.items():
+            if seed >= n_runs or (args.budget_s and time.perf_counter() - started > args.budget_s):
+                continue
             accuracy, chosen = one_run(X, y, tasks, seed, max_iter)
-            per_run.append(accuracy)
-            chosen_all.setdefault(dname, []).append(chosen)
+            per_run[dname].append(accuracy)
+            chosen_all[dname].append(chosen)
             print(dname, seed, accuracy, file=sys.stderr, flush=True)
-        table[dname] = {name: (100 * np.mean([r[name] for r in per_run]), 100 * np.std([r[name] for r in per_run]))
-                        for name in METHODS}
+            if all(per_run.values()):
+                write_page(per_run, chosen_all, command, max_iter, provenance, time.perf_counter() - started)
+
+
+def write_page(per_run, chosen_all, command, max_iter, provenance, seconds):
+    """Write mtonmkl.md from the runs completed so far."""
+    table = {d: {name: (100 * np.mean([r[name] for r in runs]), 100 * np.std([r[name] for r in runs]))
+                 for name in METHODS} for d, runs in per_run.items()}
+    counts = [len(runs) for runs in per_run.values()]
     mean_rank, ranks = average_ranks(table)
     header = ["method (avg rank)"] + list(table)
     rows = []
-    for i, name in enumerate(METHODS):
+    for name in METHODS:
         cells = [f"{table[d][name][0]:.2f} ± {table[d][name][1]:.2f} ({ranks[name][k]:g})" for k, d in enumerate(table)]
         rows.append([f"{name} ({mean_rank[name]:.2f})", *cells])
-    command = "benchmarks/bench_mtonmkl.py" + (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs else "") \
-        + (f" --hapt-runs {args.hapt_runs}" if args.hapt_runs else "")
     last = {d: c[-1] for d, c in chosen_all.items()}
     lines = [
         "# MT-ONMKL and baselines: accuracy (%) in the layout of the paper's Table 1",
         "",
         f"Command: `.venv/bin/python {command}` at commit `{git_commit(HERE)}`; load average {load_average()}; "
-        f"{time.perf_counter() - started:.0f} s.",
+        f"{seconds:.0f} s.",
         "",
-        f"{runs} runs (known structure) and {hapt_runs} runs (HAPT) of random 20/40/40 % splits within each task "
-        "(and class); hyper-parameters chosen on "
+        f"{counts[0]} runs (known structure) and {counts[1]} runs (HAPT) completed of random 20/40/40 % splits "
+        "within each task (and class); hyper-parameters chosen on "
         f"the 40 % validation part from C in {list(C_GRID)} and, for the learned-weight methods, eta = {ETA:g}, "
         f"beta in {list(BETA_GRID)} (eta > 7 beta, H5); at most {max_iter} BCD iterations; features standardised "
         "on the training part. Cells: mean ± std over runs of the mean per-task test accuracy, (rank on that "
@@ -180,7 +192,7 @@ def main(argv=None):
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_results(RESULTS / "mtonmkl.md", "\n".join(lines))
-    print("\n".join(lines))
+    print("\n".join(lines), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,25 @@ multi-task problems"): the factorised problem (A2, eq. 4)::
 
 over ``A`` (rows x p) and ``B`` (tasks x p), with the output kernel ``L = B B^T`` (task similarity)
 and the input kernel ``K = F F^T`` given through a factor ``F`` (rows x r). Everything is written in
-``A_F = F^T A`` (A3 option 3, the paper's choice): the A-step is Jacobi-preconditioned CG on the SPD
+``A_F = F^T A`` (A3 option 3, the paper's choice): the A-step is preconditioned CG on the SPD
 operator ``L_F``, the B-step one ridge regression per task, the path descends in ``lam`` from
 ``lam_max = ||F^T Y||_2`` with warm starts (§3.3.1), and ``B`` is redrawn when it collapses (§3.3.2).
+
+Two departures from the spec's suggestions, both for speed at MovieLens size (943 tasks x 1,682
+inputs, where the spec's choices took 200 s and 100 BCD iterations without converging):
+
+* Preconditioner (G3 suggests Jacobi): with a complete mask ``L_F = (F^T F) ⊗ (B^T B) + lam I`` is
+  diagonalised by the eigenvectors of its two factors. For a sparse mask we replace ``W`` by its
+  rank-one fit ``d_r d_c^T / s`` (row sums, column sums, total: exact for a complete mask) and
+  invert ``(F^T D_r F) ⊗ (B^T D_c B / s) + lam I`` exactly through those eigenvectors. The
+  ``r x r`` eigen-decomposition depends on ``F`` and ``W`` only, so it is computed once per fit (or
+  path); at MovieLens size CG then needs about 15 iterations per A-step where Jacobi needed 340.
+* Outer solver: BCD (A3) crawls along the valley of the factorisation (J still 0.1 % above the
+  optimum after 300 iterations there). ``solver="lbfgs"`` eliminates ``B`` instead: the B-step is
+  an exact closed form, so ``J(A_F) = min_B J(A_F, B)`` is smooth with gradient
+  ``F^T (W ⊙ (F A_F B^T - Y)) B / lam + A_F`` at ``B = B(A_F)`` (Danskin), minimised by L-BFGS
+  from the first A-step (variable projection). Same objective, same stationary points; BCD stays
+  available and is tested to reach the same minimum.
 
 Weights ``w_ij >= 0`` generalise the binary mask (A6 G15): a weight ``n`` is ``n`` replicated
 observations, which is how repeated (input, task) pairs and ``sample_weight`` enter (G13).
@@ -21,6 +37,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
+from scipy.optimize import minimize
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.kernel_approximation import Nystroem
@@ -137,7 +154,7 @@ class OKLFit:
     objectives : list of float
         ``J`` after every BCD iteration (non-increasing, spec A3).
     n_iter : int
-        BCD iterations run.
+        Iterations run: BCD iterations, or the first A-step plus the L-BFGS iterations.
     n_cg : int
         CG iterations summed over the A-steps.
     """
@@ -184,11 +201,18 @@ def okl_lambda_max(F, Y):
     return float(np.linalg.norm(F.T @ Y.matrix(Y.weights * Y.values).toarray(), 2))
 
 
-def okl_a_step(F, B, Y, lam, A_F0=None, *, tol=1e-8, max_cg=None):
+def _row_basis(F, Y):
+    """Eigen-decomposition ``(g, U)`` of ``F^T D_r F`` (``D_r``: observed weight per row), for the
+    Kronecker preconditioner of :func:`okl_a_step`; it depends on ``F`` and ``W`` only."""
+    row_weight = np.bincount(Y.rows, weights=Y.weights, minlength=Y.shape[0])
+    return np.linalg.eigh(F.T @ (row_weight[:, None] * F))
+
+
+def okl_a_step(F, B, Y, lam, A_F0=None, *, tol=1e-8, max_cg=None, preconditioner="kronecker", basis=None):
     """A-step (spec A3, §3.1, option 3): ``F^T [W ⊙ (F A_F B^T)] B + lam A_F = F^T (W ⊙ Y) B``.
 
-    Solved by Jacobi-preconditioned CG on the SPD operator ``L_F`` (G3), matrix-free: one
-    application costs ``O(rows r p + nnz p)``; the diagonal is ``(F ⊙ F)^T W (B ⊙ B) + lam``.
+    Solved by preconditioned CG on the SPD operator ``L_F``, matrix-free: one application costs
+    ``O(rows r p + nnz p)``.
 
     Parameters
     ----------
@@ -203,6 +227,14 @@ def okl_a_step(F, B, Y, lam, A_F0=None, *, tol=1e-8, max_cg=None):
         CG relative residual.
     max_cg : int, default=None
         CG iteration cap (``None``: ``max(50, min(r p, 1000))``).
+    preconditioner : {"kronecker", "jacobi"}, default="kronecker"
+        ``"kronecker"``: the exact inverse of ``(F^T D_r F) ⊗ (B^T D_c B / s) + lam I``, i.e.
+        ``L_F`` with ``W`` replaced by its rank-one fit ``d_r d_c^T / s`` (module docstring); one
+        application costs two ``r x r`` by ``r x p`` products. ``"jacobi"``: ``diag(L_F) =
+        (F ⊙ F)^T W (B ⊙ B) + lam`` (spec G3).
+    basis : tuple of ndarray, default=None
+        ``(g, U)``, the eigen-decomposition of ``F^T D_r F`` for ``"kronecker"``; ``None``
+        computes it (``O(r^3)``). :func:`okl_solve` and :func:`okl_path` compute it once.
 
     Returns
     -------
@@ -211,14 +243,28 @@ def okl_a_step(F, B, Y, lam, A_F0=None, *, tol=1e-8, max_cg=None):
         CG iterations used.
     """
     r, p = F.shape[1], B.shape[1]
-    weights = Y.matrix(Y.weights)
 
     def apply(v):
         V = v.reshape(r, p)
         S = Y.matrix(Y.weights * _entry_products(F @ V, B, Y))
         return (F.T @ (S @ B) + lam * V).ravel()
 
-    diagonal = ((F * F).T @ (weights @ (B * B)) + lam).ravel()
+    if preconditioner == "kronecker":
+        g, U = _row_basis(F, Y) if basis is None else basis
+        column_weight = np.bincount(Y.cols, weights=Y.weights, minlength=Y.shape[1])
+        c, Q = np.linalg.eigh(B.T @ (column_weight[:, None] * B) / max(Y.weights.sum(), 1e-300))
+        # Clipped at 0: the two Gram matrices are PSD, rounding must not make a denominator < lam.
+        denominator = np.outer(np.maximum(g, 0.0), np.maximum(c, 0.0)) + lam
+
+        def precondition(v):
+            return (U @ (((U.T @ v.reshape(r, p)) @ Q) / denominator) @ Q.T).ravel()
+    elif preconditioner == "jacobi":
+        diagonal = ((F * F).T @ (Y.matrix(Y.weights) @ (B * B)) + lam).ravel()
+
+        def precondition(v):
+            return v / diagonal
+    else:
+        raise ValueError(f"preconditioner must be 'kronecker' or 'jacobi', got {preconditioner!r}")
     rhs = (F.T @ (Y.matrix(Y.weights * Y.values) @ B)).ravel()
     count = [0]
 
@@ -226,9 +272,9 @@ def okl_a_step(F, B, Y, lam, A_F0=None, *, tol=1e-8, max_cg=None):
         count[0] += 1
 
     operator = LinearOperator((r * p, r * p), matvec=apply, dtype=float)
-    preconditioner = LinearOperator((r * p, r * p), matvec=lambda v: v / diagonal, dtype=float)
     x0 = None if A_F0 is None else np.asarray(A_F0, dtype=float).ravel()
-    solution, _ = cg(operator, rhs, x0=x0, rtol=tol, atol=0.0, M=preconditioner,
+    solution, _ = cg(operator, rhs, x0=x0, rtol=tol, atol=0.0,
+                     M=LinearOperator((r * p, r * p), matvec=precondition, dtype=float),
                      maxiter=max_cg or max(50, min(r * p, 1000)), callback=callback)
     return solution.reshape(r, p), count[0]
 
@@ -268,9 +314,9 @@ def okl_b_step(E, Y, lam):
     return B
 
 
-def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, max_iter=50, tol=1e-6, cg_tol=1e-8, max_cg=None,
-              random_state=None):
-    """Block coordinate descent at one ``lam`` (spec A3 pseudocode), A-step first.
+def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, solver="lbfgs", max_iter=50, tol=1e-6, cg_tol=1e-8,
+              max_cg=None, random_state=None, basis=None):
+    """Minimise ``J`` at one ``lam`` from ``(A_F0, B0)``, A-step first (spec A3).
 
     Parameters
     ----------
@@ -281,12 +327,17 @@ def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, max_iter=50, tol=1e-6,
         Start (full rank, §3.3.2) or, with ``fixed_B``, the fixed factor (baselines of A3:
         ``I`` gives Independent, ``ones((m, 1))`` Pooled).
     A_F0 : ndarray of shape (r, p), default=None
-        Warm start of the A-step.
+        Warm start of the first A-step.
     fixed_B : bool, default=False
         Run the A-step only.
+    solver : {"lbfgs", "bcd"}, default="lbfgs"
+        ``"bcd"``: block coordinate descent of spec A3. ``"lbfgs"``: one A-step, then L-BFGS on
+        ``min_B J(A_F, B)`` with ``B`` from the closed-form B-step (module docstring); ``max_iter``
+        counts L-BFGS iterations and ``max_cg`` applies to the first A-step only.
     max_iter : int, default=50
     tol : float, default=1e-6
-        Stop when ``J`` decreases by less than ``tol * J`` in one iteration (G6).
+        Stop when ``J`` decreases by less than ``tol * J`` in one iteration (G6); L-BFGS also
+        stops when its gradient is below ``1e-3 tol`` (the decrease alone can pause on a step).
     cg_tol : float, default=1e-8
     max_cg : int, default=None
         CG iterations per A-step (``None``: see :func:`okl_a_step`). A small cap makes the A-step
@@ -294,31 +345,62 @@ def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, max_iter=50, tol=1e-6,
         ``J`` with ``B`` fixed, at every iteration.
     random_state : int, RandomState or None
         Draws the replacement ``B ~ N(0, 1)`` when ``||B||_F < 1e-8 sqrt(m p)`` (G5).
+    basis : tuple of ndarray, default=None
+        Kronecker preconditioner basis (see :func:`okl_a_step`); ``None`` computes it once here.
 
     Returns
     -------
     OKLFit
     """
+    if solver not in ("lbfgs", "bcd"):
+        raise ValueError(f"solver must be 'lbfgs' or 'bcd', got {solver!r}")
     rng = check_random_state(random_state)
     B = np.array(B0, dtype=float)
     A_F = np.zeros((F.shape[1], B.shape[1])) if A_F0 is None else np.array(A_F0, dtype=float)
+    basis = _row_basis(F, Y) if basis is None else basis
     threshold = 1e-8 * np.sqrt(B.size)
     objectives, n_cg = [], 0
-    for _ in range(1 if fixed_B else max_iter):
+    for _ in range(1 if fixed_B or solver == "lbfgs" else max_iter):
         if not fixed_B and np.linalg.norm(B) < threshold:
             B = rng.standard_normal(B.shape)
-        A_F, used = okl_a_step(F, B, Y, lam, A_F, tol=cg_tol, max_cg=max_cg)
+        A_F, used = okl_a_step(F, B, Y, lam, A_F, tol=cg_tol, max_cg=max_cg, basis=basis)
         n_cg += used
         if not fixed_B:
             B = okl_b_step(F @ A_F, Y, lam)
         objectives.append(okl_objective(F, A_F, B, Y, lam))
         if len(objectives) > 1 and objectives[-2] - objectives[-1] <= tol * abs(objectives[-2]):
             break
+    if solver == "lbfgs" and not fixed_B:
+        A_F, B = _projected_lbfgs(F, Y, lam, A_F, objectives, max_iter, tol)
     return OKLFit(float(lam), A_F, B, objectives[-1], objectives, len(objectives), n_cg)
 
 
-def okl_path(F, Y, lambdas, rank, *, fixed_B=None, max_iter=50, max_iter_warm=10, tol=1e-6, cg_tol=1e-8,
-             random_state=None, progress=False):
+def _projected_lbfgs(F, Y, lam, A_F, objectives, max_iter, tol):
+    """L-BFGS on ``A_F`` with ``B`` eliminated by the B-step; appends ``J`` per iteration."""
+    shape = A_F.shape
+
+    def value_and_grad(v):
+        A = v.reshape(shape)
+        E = F @ A
+        B = okl_b_step(E, Y, lam)
+        residual = Y.weights * (_entry_products(E, B, Y) - Y.values)
+        value = np.sum(residual * (residual / Y.weights)) / (2 * lam) + np.sum(A**2) / 2 + np.sum(B**2) / 2
+        return value, (F.T @ (Y.matrix(residual) @ B) / lam + A).ravel()
+
+    def record(intermediate_result):
+        objectives.append(float(intermediate_result.fun))
+
+    # scipy's ftol is the same relative-decrease rule as G6 (relative to max(|J|, 1)).
+    result = minimize(value_and_grad, A_F.ravel(), jac=True, method="L-BFGS-B", callback=record,
+                      options={"maxiter": max_iter, "ftol": tol, "gtol": 1e-3 * tol, "maxcor": 20})
+    A_F = result.x.reshape(shape)
+    B = okl_b_step(F @ A_F, Y, lam)
+    objectives[-1] = okl_objective(F, A_F, B, Y, lam)  # the last iterate's J, recomputed from (A_F, B)
+    return A_F, B
+
+
+def okl_path(F, Y, lambdas, rank, *, fixed_B=None, solver="lbfgs", max_iter=50, max_iter_warm=10, tol=1e-6,
+             cg_tol=1e-8, random_state=None, progress=False):
     """Warm-started regularisation path (spec A3 §3.3.1): ``lam`` in decreasing order.
 
     Parameters
@@ -331,8 +413,10 @@ def okl_path(F, Y, lambdas, rank, *, fixed_B=None, max_iter=50, max_iter_warm=10
         ``p``; ignored when ``fixed_B`` is given.
     fixed_B : ndarray of shape (n_tasks, p), default=None
         Fixed task factor (Independent / Pooled baselines); ``None`` learns ``B``.
+    solver : {"lbfgs", "bcd"}, default="lbfgs"
+        See :func:`okl_solve`.
     max_iter, max_iter_warm : int, default=50, 10
-        BCD iterations at the first ``lam`` and at the warm-started later ones (spec defaults).
+        Iterations at the first ``lam`` and at the warm-started later ones (spec defaults for BCD).
     tol, cg_tol : float
     random_state : int, RandomState or None
         Seeds ``B`` (``N(0, 1)``, full rank with probability 1) and its re-draws.
@@ -346,10 +430,11 @@ def okl_path(F, Y, lambdas, rank, *, fixed_B=None, max_iter=50, max_iter_warm=10
     """
     rng = check_random_state(random_state)
     B = rng.standard_normal((Y.shape[1], rank)) if fixed_B is None else np.asarray(fixed_B, dtype=float)
-    A_F, fits = None, []
+    A_F, fits, basis = None, [], _row_basis(F, Y)
     for k, lam in enumerate(tqdm(sorted(lambdas, reverse=True), disable=not progress, desc="OKL path")):
-        fit = okl_solve(F, Y, lam, B, A_F, fixed_B=fixed_B is not None, max_iter=max_iter if k == 0 else max_iter_warm,
-                        tol=tol, cg_tol=cg_tol, random_state=rng)
+        fit = okl_solve(F, Y, lam, B, A_F, fixed_B=fixed_B is not None, solver=solver,
+                        max_iter=max_iter if k == 0 else max_iter_warm, tol=tol, cg_tol=cg_tol, random_state=rng,
+                        basis=basis)
         fits.append(fit)
         B, A_F = fit.B, fit.A_F
     return fits
@@ -379,6 +464,7 @@ class _OutputKernelBase(BaseEstimator):
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "solver": [StrOptions({"lbfgs", "bcd"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "cg_tol": [Interval(Real, 0, None, closed="neither")],
@@ -386,7 +472,7 @@ class _OutputKernelBase(BaseEstimator):
     }
 
     def __init__(self, alpha=1.0, rank=5, output_kernel="learned", kernel="rbf", gamma=None, degree=2, coef0=1.0,
-                 n_components=None, max_iter=100, tol=1e-5, cg_tol=1e-6, random_state=None):
+                 n_components=None, solver="lbfgs", max_iter=100, tol=1e-5, cg_tol=1e-6, random_state=None):
         self.alpha = alpha
         self.rank = rank
         self.output_kernel = output_kernel
@@ -395,6 +481,7 @@ class _OutputKernelBase(BaseEstimator):
         self.degree = degree
         self.coef0 = coef0
         self.n_components = n_components
+        self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
         self.cg_tol = cg_tol
@@ -427,8 +514,8 @@ class _OutputKernelBase(BaseEstimator):
         fixed = {"learned": None, "identity": np.eye(m), "ones": np.ones((m, 1))}[self.output_kernel]
         rng = check_random_state(self.random_state)
         B0 = rng.standard_normal((m, min(self.rank, m))) if fixed is None else fixed
-        fit = okl_solve(F, Y, self.alpha, B0, fixed_B=fixed is not None, max_iter=self.max_iter, tol=self.tol,
-                        cg_tol=self.cg_tol, random_state=rng)
+        fit = okl_solve(F, Y, self.alpha, B0, fixed_B=fixed is not None, solver=self.solver, max_iter=self.max_iter,
+                        tol=self.tol, cg_tol=self.cg_tol, random_state=rng)
         self.input_coef_, self.task_coef_ = fit.A_F, fit.B
         self.output_kernel_ = fit.B @ fit.B.T
         self.objective_, self.n_iter_ = fit.objective, fit.n_iter
@@ -485,8 +572,11 @@ _DOC_PARAMETERS = """
     n_components : int, default=None
         Nystroem landmarks for the factor ``F``; ``None`` uses every distinct training input
         (exact kernel, ``O(rows^3)``).
+    solver : {"lbfgs", "bcd"}, default="lbfgs"
+        ``"bcd"``: block coordinate descent (spec A3); ``"lbfgs"``: L-BFGS with ``B`` eliminated
+        in closed form, the same objective reached in far fewer passes (see ``okl_solve``).
     max_iter : int, default=100
-        BCD iterations.
+        BCD or L-BFGS iterations.
     tol : float, default=1e-5
         Relative decrease of ``J`` that stops BCD (spec default, G6).
     cg_tol : float, default=1e-6
@@ -509,7 +599,7 @@ _DOC_PARAMETERS = """
     objective_ : float
         ``J`` at the solution.
     n_iter_ : int
-        BCD iterations run.
+        Iterations run (BCD, or the first A-step plus L-BFGS).
     n_features_in_ : int
 """
 
