@@ -158,24 +158,35 @@ def source_key(*parts: str) -> str:
 UCI_CACHE = Path(__file__).resolve().parent / "out" / "table_12_2"
 
 
-def fused_uci_logs(data: Path):
-    """UCI HAPT logs with virtual rotation vector and linear acceleration, cached (slow to fuse)."""
+def cached_pickle(folder: Path, name: str, build: Callable[[], Any], *key_parts: str):
+    """``build()``, pickled once under ``folder/<name>_<source_key(*key_parts)>.pkl`` and loaded after.
+
+    The file is written to a temporary name and renamed, so an interrupted run leaves no half cache.
+    """
     import pickle
 
+    path = folder / f"{name}_{source_key(*key_parts)}.pkl"
+    if path.exists():
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    folder.mkdir(parents=True, exist_ok=True)
+    value = build()
+    with open(path.with_suffix(".tmp"), "wb") as f:
+        pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(path.with_suffix(".tmp"), path)
+    return value
+
+
+def fused_uci_logs(data: Path):
+    """UCI HAPT logs with virtual rotation vector and linear acceleration, cached (slow to fuse)."""
     from tqdm.auto import tqdm
 
     from stairsense.stream import load_uci_hapt, with_virtual_sensors
 
-    cache = UCI_CACHE / f"uci_fused_{source_key(str(data))}.pkl"
-    if cache.exists():
-        with open(cache, "rb") as f:
-            return pickle.load(f)
-    UCI_CACHE.mkdir(parents=True, exist_ok=True)
-    logs = [with_virtual_sensors(log) for log in tqdm(load_uci_hapt(data), desc="fusing", unit="log")]
-    with open(cache.with_suffix(".tmp"), "wb") as f:
-        pickle.dump(logs, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(cache.with_suffix(".tmp"), cache)
-    return logs
+    def fuse():
+        return [with_virtual_sensors(log) for log in tqdm(load_uci_hapt(data), desc="fusing", unit="log")]
+
+    return cached_pickle(UCI_CACHE, "uci_fused", fuse, str(data))
 
 
 def cached_windows(logs, config):

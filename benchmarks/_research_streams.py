@@ -12,12 +12,10 @@ ambiguous), ``direction`` (2 up, 3 down), ``subject``, ``placement``, ``dataset`
 """
 from __future__ import annotations
 
-import os
-import pickle
 from pathlib import Path
 
 import numpy as np
-from _common import source_key
+from _common import cached_pickle
 from _robust_data import SIM_PLACEMENTS, oxford_logs
 
 CACHE = Path(__file__).resolve().parent / "out" / "robust_research"
@@ -38,17 +36,8 @@ def _stream(log, config, meta):
                 y=y, direction=direction, rate_hz=float(config.rate_hz or log.rate_hz), **meta)
 
 
-def _cached(name, config, build):
-    path = CACHE / f"{name}_{source_key(name, config.to_json())}.pkl"
-    if path.exists():
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    streams = build()
-    with open(path.with_suffix(".tmp"), "wb") as f:
-        pickle.dump(streams, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(path.with_suffix(".tmp"), path)
-    return streams
+def _cached(name: str, config, build):
+    return cached_pickle(CACHE, name, build, name, config.to_json())
 
 
 def uci_streams(config):

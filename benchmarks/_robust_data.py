@@ -3,32 +3,20 @@
 Each table is ``(X, y, meta)`` with one row per kept window: the 79 features, 1 = STAIR, and a dict of
 per-window arrays (``subject``, ``placement``, ``device``, ``dataset``). Building them runs every
 recording through the front end once per configuration (minutes on a shared machine), so the
-result is cached under ``benchmarks/out/robust`` by the configuration's JSON.
+result is cached under ``benchmarks/out/robust``, keyed by the configuration and the front-end code.
 """
 from __future__ import annotations
 
-import os
-import pickle
 from pathlib import Path
 
 import numpy as np
-from _common import data_dir, source_key
+from _common import cached_pickle, data_dir
 
 CACHE = Path(__file__).resolve().parent / "out" / "robust"
 
 
 def _cached(name: str, config, build):
-    key = source_key(name, config.to_json())
-    path = CACHE / f"{name}_{key}.pkl"
-    if path.exists():
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    table = build()
-    with open(path.with_suffix(".tmp"), "wb") as f:
-        pickle.dump(table, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(path.with_suffix(".tmp"), path)
-    return table
+    return cached_pickle(CACHE, name, build, name, config.to_json())
 
 
 def _table(logs, config, meta_of):
