@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 from _common import cached_pickle
-from _robust_data import SIM_PLACEMENTS, oxford_logs
+from _robust_data import oxford_logs, simulated_placement_logs
 
 CACHE = Path(__file__).resolve().parent / "out" / "robust_research"
 
@@ -65,14 +65,10 @@ def oxford_streams(config):
 
 def simulated_streams(config, *, people=6, minutes=6.0, rate_hz=50.0, seed0=100):
     """Simulated people with stairs in four placements; the same logs as ``_robust_data.simulated_windows``."""
-    from stairsense.stream import simulate
-
     def build():
-        out = []
-        for p in range(people):
-            for j, placement in enumerate(SIM_PLACEMENTS):
-                log = simulate(minutes=minutes, rate_hz=rate_hz, seed=seed0 + 10 * p + j, placement=placement)
-                out.append(_stream(log, config, dict(subject=f"sim{p}", placement="sim_" + placement, dataset="sim")))
-        return out
+        logs = simulated_placement_logs(people=people, minutes=minutes, rate_hz=rate_hz, seed0=seed0)
+        return [_stream(log, config, dict(subject=log.meta["subject"], placement="sim_" + log.meta["placement"],
+                                          dataset="sim"))
+                for log in logs]
 
     return _cached(f"sim{people}x{minutes:g}@{rate_hz:g}", config, build)

@@ -56,16 +56,12 @@ def oxford_logs():
     return logs
 
 
-def _placement(name: str) -> str:
-    return name.lower().replace("armband", "armband")
-
-
 def oxford_windows(config):
     """Kept windows of the Oxford recordings (all NO_STAIR), with user, placement and phone."""
     def build():
         logs = oxford_logs()
         return _table(logs, config, lambda log: {"subject": log.meta["subject"].lower(),
-                                                 "placement": _placement(log.meta["placement"]),
+                                                 "placement": log.meta["placement"].lower(),
                                                  "device": log.meta["device"], "dataset": "oxford"})
 
     return _cached("oxford", config, build)
@@ -74,17 +70,23 @@ def oxford_windows(config):
 SIM_PLACEMENTS = ("trouser_pocket", "jacket_pocket", "hand", "bag")
 
 
-def simulated_windows(config, *, people=6, minutes=6.0, rate_hz=50.0, seed0=100):
-    """Windows of simulated people with stairs, one log per (person, placement)."""
+def simulated_placement_logs(*, people=6, minutes=6.0, rate_hz=50.0, seed0=100):
+    """One simulated log per (person, placement), with ``subject`` and ``placement`` in its meta."""
     from stairsense.stream import simulate
 
+    logs = []
+    for p in range(people):
+        for j, placement in enumerate(SIM_PLACEMENTS):
+            log = simulate(minutes=minutes, rate_hz=rate_hz, seed=seed0 + 10 * p + j, placement=placement)
+            log.meta.update(subject=f"sim{p}", placement=placement)
+            logs.append(log)
+    return logs
+
+
+def simulated_windows(config, *, people=6, minutes=6.0, rate_hz=50.0, seed0=100):
+    """Windows of simulated people with stairs, one log per (person, placement)."""
     def build():
-        logs = []
-        for p in range(people):
-            for j, placement in enumerate(SIM_PLACEMENTS):
-                log = simulate(minutes=minutes, rate_hz=rate_hz, seed=seed0 + 10 * p + j, placement=placement)
-                log.meta.update(subject=f"sim{p}", placement=placement)
-                logs.append(log)
+        logs = simulated_placement_logs(people=people, minutes=minutes, rate_hz=rate_hz, seed0=seed0)
         return _table(logs, config, lambda log: {"subject": log.meta["subject"],
                                                  "placement": "sim_" + log.meta["placement"],
                                                  "device": "simulated", "dataset": "sim"})
