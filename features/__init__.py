@@ -1,5 +1,15 @@
-"""The 79 window features of Table 12.1 (batch over ragged windows and per sample) and their [-1, 1] scaling."""
+"""The 79 window features of Table 12.1 (batch over ragged windows and per sample), the 36 step-shape and
+step-context features beside them (issue 9), and their [-1, 1] scaling."""
 from ._scaling import make_feature_scaler
+from ._step_context import (
+    STEP_CONTEXT_NAMES,
+    STEP_CONTEXT_OF,
+    STEP_SHAPE_NAMES,
+    StepContext,
+    step_context_features,
+    step_shape,
+    step_shape_features,
+)
 from ._streaming import WindowFeatureAccumulator
 from ._window_features import (
     CONSTANT_ROW_RTOL,
@@ -23,4 +33,11 @@ __all__ = [
     "RATIO_CLIP",
     "RATIO_EPS",
     "CONSTANT_ROW_RTOL",
+    "STEP_SHAPE_NAMES",
+    "STEP_CONTEXT_OF",
+    "STEP_CONTEXT_NAMES",
+    "step_shape",
+    "step_shape_features",
+    "step_context_features",
+    "StepContext",
 ]
