@@ -117,6 +117,18 @@ def test_linear_dual_reaches_scipy_optimum_with_a_valid_gap(lam):
     assert solution.objective - solution.gap <= expected + 1e-12  # the certificate is a lower bound
 
 
+@pytest.mark.parametrize("lam", [0.01, 0.3])
+def test_linear_dual_stops_once_the_certified_gap_meets_a_loose_tol(lam):
+    X, y, K = random_problem(7, "linear", l=30)
+    expected = scipy_komd(K, y, lam)
+    loose = solve_komd_linear_dual(X, y, lam, tol=1e-3)
+    tight = solve_komd_linear_dual(X, y, lam, tol=1e-10)
+    assert 0 <= loose.gap <= 1e-3 * loose.objective
+    assert loose.objective == pytest.approx(komd_objective(loose.gamma, K, y, lam), rel=1e-12)
+    assert expected - 1e-12 <= loose.objective <= expected + loose.gap + 1e-12  # the gap bounds the error
+    assert loose.n_iter < tight.n_iter  # it stopped early rather than running to the tight optimum
+
+
 def test_linear_operator_matches_dense_kernel():
     X, y, K = random_problem(3, "linear")
     matvec, lmax = linear_kernel_operator(X)
