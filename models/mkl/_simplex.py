@@ -292,7 +292,12 @@ def solve_komd_linear_dual(X, y, lam, *, tol=1e-6, max_iter=1000) -> KOMDSolutio
     2Xᵀ(y∘γ(v)) − 2v/(1 − Λ) (Danskin). [D] We maximise g with L-BFGS in d dimensions from v = 0.
     Every evaluation gives a feasible γ(v) and a lower bound g(v) ≤ F*; the solve returns the best
     γ(v) seen, certified by the exact duality gap min F(γ(v)) − max g(v) ≥ F(γ) − F*, and stops at
-    the first iteration where that gap is at most ``tol · F(γ)``.
+    the first iteration where that gap is at most ``tol · (1 − Λ)‖w‖²`` with w = Xᵀ(y∘γ).
+    That reference, the kernel term of F rather than F, is what the feature selector needs: F is
+    quadratic with F(γ) − F* ≥ (1 − Λ)‖w − w*‖² on Γ̂, so the test bounds the relative error of w,
+    whose squares are the EasyMKL separations, by √tol. With many overlapping examples the kernel
+    term is a tiny part of F (2·10⁻⁴ of it at 2,000 × 79, Λ = 0.1), and stopping at ``tol · F``
+    changed 66 of the 79 ranks there.
     Each evaluation costs two O(l·d) products plus two simplex projections.
 
     Parameters
@@ -303,8 +308,8 @@ def solve_komd_linear_dual(X, y, lam, *, tol=1e-6, max_iter=1000) -> KOMDSolutio
     lam : float
         Λ ∈ (0, 1]; Λ = 0 makes γ(v) non-smooth, use :func:`solve_komd_projected_gradient` there.
     tol : float, default=1e-6
-        Relative duality-gap tolerance: the solve stops once the gap is at most ``tol · F(γ)``, and a
-        ConvergenceWarning is emitted if it never gets there.
+        Relative duality-gap tolerance: the solve stops once the gap is at most ``tol · (1 − Λ)‖w‖²``
+        (≤ ``tol · F(γ)``), and a ConvergenceWarning is emitted if it never gets there.
     max_iter : int, default=1000
         L-BFGS iteration cap.
 
@@ -338,7 +343,7 @@ def solve_komd_linear_dual(X, y, lam, *, tol=1e-6, max_iter=1000) -> KOMDSolutio
     # value g(v) (a lower bound, weak duality), from the same two products. The best of each over all
     # evaluations certifies the best γ, so the solve stops at the first iteration where that gap is
     # within tol instead of running L-BFGS on to its tiny ftol.
-    best = {"objective": np.inf, "gamma": uniform, "dual": -np.inf}
+    best = {"objective": np.inf, "kernel_term": np.inf, "gamma": uniform, "dual": -np.inf}
 
     def gap():
         return best["objective"] - best["dual"]
@@ -347,16 +352,19 @@ def solve_komd_linear_dual(X, y, lam, *, tol=1e-6, max_iter=1000) -> KOMDSolutio
         c = y * (X @ v)
         gamma = project_class_simplices(-c / lam, positive)
         w = X.T @ (y * gamma)
-        gamma_norm = lam * float(gamma @ gamma)
-        value = -float(v @ v) / (1.0 - lam) + 2.0 * float(c @ gamma) + gamma_norm
-        objective = (1.0 - lam) * float(w @ w) + gamma_norm
-        if objective < best["objective"]:
-            best.update(objective=objective, gamma=gamma)
+        kernel_term = (1.0 - lam) * float(w @ w)
+        gamma_term = lam * float(gamma @ gamma)
+        value = -float(v @ v) / (1.0 - lam) + 2.0 * float(c @ gamma) + gamma_term
+        if kernel_term + gamma_term < best["objective"]:
+            best.update(objective=kernel_term + gamma_term, kernel_term=kernel_term, gamma=gamma)
         best["dual"] = max(best["dual"], value)
         return -value, 2.0 * v / (1.0 - lam) - 2.0 * w
 
+    def certified():
+        return gap() <= tol * best["kernel_term"]
+
     def stop_when_certified(intermediate_result):
-        if gap() <= tol * best["objective"]:
+        if certified():
             raise StopIteration
 
     # Start at v = 0, whose γ(0) is the uniform γ (the Λ = 1 solution). The other natural start,
@@ -369,10 +377,11 @@ def solve_komd_linear_dual(X, y, lam, *, tol=1e-6, max_iter=1000) -> KOMDSolutio
     )
     objective = best["objective"]
     certified_gap = max(gap(), 0.0)  # clipped against rounding
-    if certified_gap > tol * objective:
+    if not certified():
         warnings.warn(
-            f"KOMD dual L-BFGS stopped after {result.nit} iterations ({result.message}) with relative duality "
-            f"gap {certified_gap / objective:.2e} > tol={tol:g}; increase max_iter or tol",
+            f"KOMD dual L-BFGS stopped after {result.nit} iterations ({result.message}) with duality gap "
+            f"{certified_gap / max(best['kernel_term'], np.finfo(float).tiny):.2e} × (1 − Λ)‖w‖² > tol={tol:g}; "
+            "increase max_iter or tol",
             ConvergenceWarning,
             stacklevel=2,
         )
