@@ -452,7 +452,9 @@ class EasyMKLSelector(SelectorMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, lam=0.1, k=49, threshold=None, trace_normalize=True, weight_norm="l1", tol=1e-6, max_iter=10_000):
+    def __init__(
+        self, lam=0.1, k=49, threshold=None, trace_normalize=True, weight_norm="l1", tol=1e-6, max_iter=10_000
+    ):
         self.lam = lam
         self.k = k
         self.threshold = threshold

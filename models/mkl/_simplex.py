@@ -5,8 +5,9 @@ projected gradient with two sort-based simplex projections, Frank–Wolfe gap st
 addendum §2.5 (the rank-one / linear-kernel form that never forms an l×l matrix).
 
 :func:`solve_komd_linear_dual` solves the linear-kernel case through its d-dimensional dual, whose
-iteration count does not grow with l. The projected-gradient solver only needs products ``K @ u``; :func:`linear_kernel_operator` supplies them for the
-linear kernel ``X Xᵀ`` in O(l·d) and :func:`dense_kernel_operator` for an explicit matrix.
+iteration count does not grow with l. The projected-gradient solver only needs products ``K @ u``;
+:func:`linear_kernel_operator` supplies them for the linear kernel ``X Xᵀ`` in O(l·d) and
+:func:`dense_kernel_operator` for an explicit matrix.
 """
 from __future__ import annotations
 
@@ -328,7 +329,9 @@ def solve_komd_linear_dual(X, y, lam, *, tol=1e-6, max_iter=1000) -> KOMDSolutio
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     if not 0.0 < lam <= 1.0:
-        raise ValueError(f"solve_komd_linear_dual needs lam (Λ) in (0, 1], got {lam!r}; use the projected gradient at 0")
+        raise ValueError(
+            f"solve_komd_linear_dual needs lam (Λ) in (0, 1], got {lam!r}; use the projected gradient at 0"
+        )
     positive = y > 0
     if not np.isin(y, (-1.0, 1.0)).all() or positive.all() or not positive.any():
         raise ValueError("solve_komd_linear_dual expects labels in {-1, +1} with both classes present")
