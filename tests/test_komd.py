@@ -132,7 +132,13 @@ def test_linear_dual_stops_once_its_gap_bounds_the_error_of_w(lam, tol):
     assert solution.objective == pytest.approx(komd_objective(solution.gamma, K, y, lam), rel=1e-12)
     assert expected - 1e-12 <= solution.objective <= expected + solution.gap + 1e-12
     assert np.linalg.norm(w - w_star) <= np.sqrt(tol) * np.linalg.norm(w) + 1e-9
-    assert solution.n_iter < solve_komd_linear_dual(X, y, lam, tol=1e-12).n_iter  # it stopped early
+    assert solution.n_iter <= solve_komd_linear_dual(X, y, lam, tol=1e-12).n_iter
+
+
+@pytest.mark.parametrize("lam", [0.01, 0.3])
+def test_linear_dual_stops_early_at_a_loose_tol(lam):
+    X, y, _ = random_problem(7, "linear", l=30)
+    assert solve_komd_linear_dual(X, y, lam, tol=1e-3).n_iter < solve_komd_linear_dual(X, y, lam, tol=1e-12).n_iter
 
 
 def test_linear_operator_matches_dense_kernel():
