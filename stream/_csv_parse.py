@@ -8,9 +8,9 @@ makes it one), the next stretch is parsed in a background thread while the calle
 current one, and Arrow parses a stretch's blocks in parallel. On cores nobody else is using, replay's
 wall time then tends to the larger of parsing and the front end instead of their sum; the threads cost
 more CPU in all, so on a machine already busy they do not help (``benchmarks/bench_log_formats.py``
-gives both settings). The batches, their line numbers and every error are the same either way. Arrow does not say on which line
-a value failed, so when a stretch fails to parse it is re-scanned line by line to name the exact line;
-the slow path runs only on bad input.
+gives both settings). The batches, their line numbers and every error are the same either way.
+Arrow does not say on which line a value failed, so when a stretch fails to parse it is re-scanned
+line by line to name the exact line; the slow path runs only on bad input.
 """
 from __future__ import annotations
 

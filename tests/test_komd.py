@@ -11,6 +11,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from stairsense.models.mkl._komd import KOMDClassifier, solve_komd_precomputed
+from stairsense.models.mkl._komd_interior import solve_komd_linear_interior
 from stairsense.models.mkl._simplex import (
     dense_kernel_operator,
     linear_kernel_operator,
@@ -115,6 +116,29 @@ def test_linear_dual_reaches_scipy_optimum_with_a_valid_gap(lam):
     assert solution.objective == pytest.approx(expected, abs=1e-8, rel=1e-7)
     assert 0 <= solution.gap <= 1e-10 * solution.objective
     assert solution.objective - solution.gap <= expected + 1e-12  # the certificate is a lower bound
+
+
+@pytest.mark.parametrize("lam", [0.01, 0.3])
+@pytest.mark.parametrize("tol", [1e-3, 1e-6])
+def test_linear_dual_stops_once_its_gap_bounds_the_error_of_w(lam, tol):
+    # The stopping test gap ≤ tol·(1 − Λ)‖w‖² must bound the error of w = Xᵀ(y∘γ) by √tol, checked
+    # against w* from the interior-point solver (a different algorithm) run to 1e-13.
+    X, y, K = random_problem(7, "linear", l=30)
+    expected = scipy_komd(K, y, lam)
+    solution = solve_komd_linear_dual(X, y, lam, tol=tol)
+    w = X.T @ (y * solution.gamma)
+    w_star = X.T @ (y * solve_komd_linear_interior(X, y, lam, tol=1e-13).gamma)
+    assert 0 <= solution.gap <= tol * (1 - lam) * (w @ w)
+    assert solution.objective == pytest.approx(komd_objective(solution.gamma, K, y, lam), rel=1e-12)
+    assert expected - 1e-12 <= solution.objective <= expected + solution.gap + 1e-12
+    assert np.linalg.norm(w - w_star) <= np.sqrt(tol) * np.linalg.norm(w) + 1e-9
+    assert solution.n_iter <= solve_komd_linear_dual(X, y, lam, tol=1e-12).n_iter
+
+
+@pytest.mark.parametrize("lam", [0.01, 0.3])
+def test_linear_dual_stops_early_at_a_loose_tol(lam):
+    X, y, _ = random_problem(7, "linear", l=30)
+    assert solve_komd_linear_dual(X, y, lam, tol=1e-3).n_iter < solve_komd_linear_dual(X, y, lam, tol=1e-12).n_iter
 
 
 def test_linear_operator_matches_dense_kernel():

@@ -26,8 +26,8 @@ from ._simplex import linear_kernel_operator, solve_komd_linear_dual, solve_komd
 
 __all__ = ["EasyMKL", "EasyMKLSelector", "PrecomputedKernel", "RankOneKernel", "kernel_weights"]
 
-# L-BFGS iterations EasyMKLSelector tries before switching to the interior point (about 1.5x what
-# well-conditioned problems need; benchmarks/bench_easymkl.py and bench_easymkl_real.py).
+# L-BFGS iterations EasyMKLSelector tries before switching to the interior point (well-conditioned
+# problems need 12–20, mildly correlated ones 40–60; benchmarks/bench_easymkl.py and bench_easymkl_real.py).
 _LBFGS_BUDGET = 100
 
 
@@ -452,7 +452,9 @@ class EasyMKLSelector(SelectorMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, lam=0.1, k=49, threshold=None, trace_normalize=True, weight_norm="l1", tol=1e-6, max_iter=10_000):
+    def __init__(
+        self, lam=0.1, k=49, threshold=None, trace_normalize=True, weight_norm="l1", tol=1e-6, max_iter=10_000
+    ):
         self.lam = lam
         self.k = k
         self.threshold = threshold
@@ -516,8 +518,8 @@ class EasyMKLSelector(SelectorMixin, BaseEstimator):
     def _solve_binary(self, X, y_signed):
         """(d_r for every feature, KOMD solution) of one two-class problem on the scaled X."""
         if self.lam > 0:
-            # L-BFGS on the d-dim dual costs O(n·d) an iteration and converges in ~70 on well-conditioned
-            # features (0.9 s at 100,000 × 79); on correlated ones (the real window features) it needs
+            # L-BFGS on the d-dim dual costs O(n·d) an iteration and converges in ~15 on well-conditioned
+            # features (0.4 CPU-s at 100,000 × 79); on correlated ones (the real window features) it needs
             # thousands, so after a short budget the interior point (O(n·d²), 15–30 iterations whatever
             # the conditioning; see _komd_interior) takes over.
             with warnings.catch_warnings():

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 from .._log import Activity
 
@@ -321,6 +320,8 @@ class GaitTimeline:
         # cubic spline (a smooth, differentiable heading, so turn rates are finite). Walking turns
         # freely, stairwells and standing barely; each new bout starts with a turn (corridor
         # corners, turning onto a staircase).
+        from scipy.interpolate import CubicSpline  # here, not at import: it costs ~0.4 s of every CLI start
+
         knots = np.arange(int(np.ceil(self.duration_s)) + 2, dtype=float)
         activity = self.activity_at(knots)
         sigma = np.where(activity == Activity.WALKING, 0.12, 0.03)
