@@ -151,7 +151,9 @@ class WindowDataset:
 
     Attributes
     ----------
-    X : ndarray, shape (m, 79) or (m, 158)
+    X : ndarray, shape (m, len(feature_names))
+        79 Table 12.1 features (158 for Mizell), then the 36 step-context ones when
+        ``config.step_context > 0`` (:func:`feature_names_for`).
     y : ndarray of int, shape (m,)
         1 = STAIR (every sample of the window is in an upstairs or downstairs segment), 0 = NO_STAIR
         (no sample is, and every sample is labelled).
@@ -353,8 +355,10 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     config : PipelineConfig
     model : StairstepModel or OnnxStairModel, optional
         A stair-step classifier; kept windows it calls STAIR are counted as stair steps. A model
-        with ``wants_samples = True`` gets each window's samples (``predict_windows``), others
-        the window features (``predict``).
+        with ``wants_samples = True`` gets each window's samples (``predict_windows``, with
+        ``step_context=`` rows when ``config.step_context > 0``), others every feature column
+        (``predict``). The step context runs over the kept windows of a segment and restarts with
+        every segment, so the columns equal :func:`log_features` of that segment in one piece.
     repair : iterable of str
         Reader repairs (:data:`~stairsense.stream.REPAIRS`); with ``split-gaps`` the front end
         restarts after every gap, as a phone does when the sensor stream stops. What they did is

@@ -326,3 +326,22 @@ def test_train_default_makes_a_step_context_model_and_evaluate_model_feeds_it(si
     with pytest.raises(SystemExit) as exit_:
         main(["train", str(sim_files[0]), "--out", str(paper), "--step-context", "-1"])
     assert exit_.value.code == 2 and "--step-context: expected a whole number >= 0" in capsys.readouterr().err
+
+
+def test_step_context_features_are_heading_invariant():
+    """z and the horizontal magnitude do not change when the phone turns about Up, so
+    `train --invariant-features` may select every step-context column."""
+    from scipy.spatial.transform import Rotation
+
+    from stairsense.models.stairstep import heading_invariant_mask
+    from stairsense.pipeline import step_signals
+
+    names = feature_names_for(CONFIG)
+    assert heading_invariant_mask(names)[-36:].all()
+    result = front_end(_log(seed=5), CONFIG)
+    std = result.standardized
+    turned = dataclasses.replace(std, samples=Rotation.from_euler("z", 1.1).apply(std.samples))
+    np.testing.assert_allclose(step_signals(turned), step_signals(std), atol=1e-12)
+    kept = result.windows.kept
+    np.testing.assert_allclose(log_features(dataclasses.replace(result, standardized=turned), CONFIG, 30.0, kept)[:, -36:],
+                               log_features(result, CONFIG, 30.0, kept)[:, -36:], rtol=1e-9, atol=1e-12)
