@@ -97,7 +97,13 @@ def step_signals(standardized: Standardized) -> np.ndarray:
 
 
 def _step_dt(config: PipelineConfig, rate_hz: float) -> float:
-    """Sample period the step shape integrates with: 1 / ``config.rate_hz``, else 1 / the log's rate."""
+    """Sample period the step shape integrates with: 1 / ``config.rate_hz``, else 1 / the log's rate.
+
+    Without ``rate_hz`` a replay knows only the rate of a segment's first chunk (the median interval
+    of up to ``REPLAY_CHUNK_ROWS`` samples, as the front end's count smoothing does), a batch run the
+    whole log's: the same for logs of one chunk (< 65536 samples), else close (the rates of a jittery
+    log's first 65536 samples and of all of it differ by ~1e-4). With ``rate_hz`` both are exact.
+    """
     return 1.0 / (config.rate_hz or rate_hz)
 
 
