@@ -102,7 +102,8 @@ def _step_dt(config: PipelineConfig, rate_hz: float) -> float:
     Without ``rate_hz`` a replay knows only the rate of a segment's first chunk (the median interval
     of up to ``REPLAY_CHUNK_ROWS`` samples, as the front end's count smoothing does), a batch run the
     whole log's: the same for logs of one chunk (< 65536 samples), else close (the rates of a jittery
-    log's first 65536 samples and of all of it differ by ~1e-4). With ``rate_hz`` both are exact.
+    log's first 65536 samples and of all of it differ by 2.6e-4 on a 30-minute simulated walk at
+    50 Hz with 5 % timestamp jitter). With ``rate_hz`` both are exact.
     """
     return 1.0 / (config.rate_hz or rate_hz)
 
