@@ -11,7 +11,7 @@ import numpy as np
 from _common import data_dir, source_key
 
 OUT = Path(__file__).resolve().parent / "out"
-HAPT_CONFIG = dict(orientation="auto", smoothing="time", rate_hz=30)
+HAPT_CONFIG = dict(orientation="auto", smoothing="time", rate_hz=30, step_context=0)
 
 
 def hapt_user_windows(data: Path | None = None):

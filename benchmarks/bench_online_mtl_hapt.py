@@ -5,7 +5,7 @@ Run: ``.venv/bin/python benchmarks/bench_online_mtl_hapt.py [--data DIR] [--alph
 
 Protocol (progressive validation per user):
 
-* Windows: ``window_dataset`` on the UCI HAPT RawData logs (default ``PipelineConfig(rate_hz=30)``),
+* Windows: ``window_dataset`` on the UCI HAPT RawData logs (``PipelineConfig(rate_hz=30, step_context=0)``),
   79 features, label 1 = STAIR; cached under ``benchmarks/out/online_mtl/``.  Features are
   standardised with one ``StandardScaler`` fitted on all windows' features (unsupervised; no
   labels are used).  Targets ±1.
@@ -57,7 +57,7 @@ def hapt_windows(data):
     from stairsense import PipelineConfig, window_dataset
     from stairsense.stream import load_uci_hapt
 
-    config = PipelineConfig(rate_hz=30)
+    config = PipelineConfig(rate_hz=30, step_context=0)
     cache = CACHE / f"hapt_windows_{source_key(config.to_json(), str(data))}.npz"
     if cache.exists():
         cached = np.load(cache, allow_pickle=False)

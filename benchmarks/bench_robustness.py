@@ -14,7 +14,10 @@ One protocol for every variant, folds fixed by seed:
 
 Every window table is cut at 30 Hz with ``orientation="vertical"`` (the default ``auto`` without a
 rotation vector, see ``bench_orientation.py``); KOMD variants use Λ = 0.01, γ = 2⁻⁵ (the train
-defaults) and subsample at most ``--max-train`` training windows per fold (stratified). The
+defaults) and subsample at most ``--max-train`` training windows per fold (stratified). Variants
+read the 79 Table 12.1 features, except "+ step context": the same windows with the 36 step-context
+features of the default ``PipelineConfig.step_context`` (issue 9), trained on the very subsample
+its "(before)" twin (``step_context=0``, the default until then) drew in each fold. The
 "exported" column is the int8 file's decision (``build_onnx_model``'s stored float64 model, which
 the ONNX graph matches to ~1e-5; ``stairsense evaluate --model x.onnx`` runs the file itself).
 
@@ -41,13 +44,16 @@ from stairsense import PipelineConfig
 from stairsense.features import FEATURE_NAMES
 from stairsense.models import EasyMKLSelector, StairstepModel, make_stairstep_pipeline
 from stairsense.models.stairstep import RestrictedSelector, heading_invariant_mask
+from stairsense.pipeline import feature_names_for
 
 ROOT = Path(__file__).resolve().parents[1]
 # Log-file readers (`:!` excludes them) are not measured: this benchmark reads no log file.
 MEASURES = ("stream/", ":!stream/_csv_*", ":!stream/_parquet.py", ":!stream/_convert.py",
             ":!stream/_import.py", "features/", "models/mkl/", "models/stairstep/", "export/", ":!export/energy/",
             "stairsense/pipeline.py", "benchmarks/_robust_data.py")
-CONFIG = PipelineConfig(rate_hz=30, orientation="vertical")
+# the 79 Table 12.1 features, and the same windows with the default step context (issue 9)
+CONFIG = PipelineConfig(rate_hz=30, orientation="vertical", step_context=0)
+CONTEXT_CONFIG = CONFIG.replace(step_context=PipelineConfig().step_context)
 OXFORD_USERS = ("jamie", "carmelo", "dario")
 LAM, GAMMA = 0.01, 2.0**-5
 
@@ -59,15 +65,24 @@ def komd(invariant: bool, n_landmarks=None, k=49, gamma=GAMMA):
     return pipe
 
 
-# name → (pipeline factory, extra training sources: Oxford level walking, simulated placements)
+# name → (pipeline factory, extra training sources: Oxford level walking, simulated placements, config)
 VARIANTS = {
-    "KOMD, all features, UCI only (before)": (lambda: komd(False), ()),
-    "KOMD, all features, UCI + Oxford + sim": (lambda: komd(False), ("oxford", "sim")),
-    "KOMD, heading-invariant, UCI + Oxford": (lambda: komd(True), ("oxford",)),
-    "KOMD, heading-invariant, UCI + Oxford + sim": (lambda: komd(True), ("oxford", "sim")),
-    "Nyström KOMD 300, heading-invariant, UCI + Oxford + sim": (lambda: komd(True, 300), ("oxford", "sim")),
-    "Nyström KOMD 300, all features, UCI only (`stairsense train` default)": (lambda: komd(False, 300), ()),
-    "Nyström KOMD 300, all features, UCI + Oxford + sim": (lambda: komd(False, 300), ("oxford", "sim")),
+    "KOMD, all features, UCI only (before)": (lambda: komd(False), (), CONFIG),
+    "KOMD, all features, UCI + Oxford + sim": (lambda: komd(False), ("oxford", "sim"), CONFIG),
+    "KOMD, heading-invariant, UCI + Oxford": (lambda: komd(True), ("oxford",), CONFIG),
+    "KOMD, heading-invariant, UCI + Oxford + sim": (lambda: komd(True), ("oxford", "sim"), CONFIG),
+    "Nyström KOMD 300, heading-invariant, UCI + Oxford + sim": (lambda: komd(True, 300), ("oxford", "sim"), CONFIG),
+    "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)":
+        (lambda: komd(False, 300), (), CONFIG),
+    "Nyström KOMD 300, all features + step context, UCI only (`stairsense train` default)":
+        (lambda: komd(False, 300), (), CONTEXT_CONFIG),
+    "Nyström KOMD 300, all features, UCI + Oxford + sim": (lambda: komd(False, 300), ("oxford", "sim"), CONFIG),
+}
+# A variant named here trains on the subsample its twin drew in the same fold and draws none itself:
+# a paired comparison, and every other variant sees the random draws it saw before the pair existed.
+SAME_SUBSAMPLE_AS = {
+    "Nyström KOMD 300, all features + step context, UCI only (`stairsense train` default)":
+        "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)",
 }
 SIM_TRAIN = ("sim0", "sim1", "sim2")  # simulated people used for training; sim3–sim5 are test only
 
@@ -82,17 +97,23 @@ def _subsample(index, y, cap, rng):
     return np.sort(np.concatenate(keep))
 
 
-def _exported_scores(pipe, X_test):
+def _exported_scores(pipe, X_test, config):
     from stairsense.export import build_onnx_model, support_budget
 
-    model = StairstepModel(pipe, CONFIG, FEATURE_NAMES)
+    model = StairstepModel(pipe, config, feature_names_for(config))
     budget = support_budget(model, 32 * 1024 - 2048, "int8")
     _, stored, head = build_onnx_model(model, "int8", max_support_vectors=budget)
     return stored(X_test), head.dual_coef.size
 
 
-def run_folds(tables, n_folds, max_train, seed):
-    (Xu, yu, mu), (Xo, _, mo), (Xs, ys, ms) = tables
+def run_folds(tables_of, n_folds, max_train, seed):
+    """``tables_of`` maps each variant's config to its (UCI, Oxford, sim) tables: the same windows in
+    the same order, with or without the step-context columns, so one set of row indices serves all."""
+    reference = next(iter(tables_of.values()))
+    (Xu, yu, mu), (Xo, _, mo), (Xs, ys, ms) = reference
+    for tables in tables_of.values():
+        assert all(np.array_equal(t[1], r[1]) and np.array_equal(t[2]["log"], r[2]["log"])
+                   for t, r in zip(tables, reference)), "the step context changed the windows"
     subjects = np.unique(mu["subject"])
     folds = list(GroupKFold(n_folds, shuffle=True, random_state=seed).split(Xu, yu, mu["subject"]))
     rng = np.random.default_rng(seed)
@@ -103,7 +124,9 @@ def run_folds(tables, n_folds, max_train, seed):
         user = OXFORD_USERS[i % len(OXFORD_USERS)]
         train_o = np.flatnonzero(mo["subject"] != user)
         test_o = np.flatnonzero(mo["subject"] == user)
-        for name, (factory, extra) in VARIANTS.items():
+        picks = {}
+        for name, (factory, extra, config) in VARIANTS.items():
+            (Xu, _, _), (Xo, _, _), (Xs, _, _) = tables_of[config]
             parts = [(Xu[train_u], yu[train_u])]
             if "oxford" in extra:
                 parts.append((Xo[train_o], np.zeros(train_o.size, int)))
@@ -111,7 +134,9 @@ def run_folds(tables, n_folds, max_train, seed):
                 parts.append((Xs[sim_train], ys[sim_train]))
             X = np.vstack([p[0] for p in parts])
             y = np.concatenate([p[1] for p in parts])
-            pick = _subsample(np.arange(y.size), y, max_train, rng)
+            twin = SAME_SUBSAMPLE_AS.get(name)
+            pick = picks[twin] if twin in picks else _subsample(np.arange(y.size), y, max_train, rng)
+            picks[name] = pick
             started = time.perf_counter()
             pipe = factory().fit(X[pick], y[pick])
             fit_s = time.perf_counter() - started
@@ -124,7 +149,7 @@ def run_folds(tables, n_folds, max_train, seed):
             komd_step = pipe.steps[-1][1]
             r["support"].append(int(komd_step.dual_coef_.size))
             r["features"].append(int(pipe.steps[1][1].get_support().sum()))
-            exported, n_sv = _exported_scores(pipe, Xu[test_u])
+            exported, n_sv = _exported_scores(pipe, Xu[test_u], config)
             r["exported"].append((yu[test_u], exported >= 0, pipe.decision_function(Xu[test_u]) >= 0))
             r["exported_sv"].append(n_sv)
             print(f"fold {i} {name}: fit {fit_s:.0f} s", flush=True)
@@ -227,8 +252,10 @@ def main(argv=None):
         for name in [n for i, n in enumerate(VARIANTS) if i not in args.only]:
             del VARIANTS[name]
     started = time.perf_counter()
-    tables = (uci_windows(CONFIG), oxford_windows(CONFIG), simulated_windows(CONFIG))
-    results, _ = run_folds(tables, args.folds, args.max_train, args.seed)
+    tables_of = {config: (uci_windows(config), oxford_windows(config), simulated_windows(config))
+                 for config in {v[2]: None for v in VARIANTS.values()}}
+    tables = next(iter(tables_of.values()))  # the placements are those of every table
+    results, _ = run_folds(tables_of, args.folds, args.max_train, args.seed)
     rf = None if args.skip_peer else run_rf(args.folds, args.seed)
 
     ox_placements = sorted(np.unique(tables[1][2]["placement"]))

@@ -95,7 +95,7 @@ def load_recordings(root: Path):
 
 
 def vertical_config(**params) -> PipelineConfig:
-    return PipelineConfig(orientation="vertical", segmentation="pattern", **params)
+    return PipelineConfig(orientation="vertical", segmentation="pattern", step_context=0, **params)
 
 
 def pattern_grid(logs) -> dict[PipelineConfig, np.ndarray]:

@@ -129,7 +129,8 @@ def table_rates(logs, args, rates, lines, record):
         lines += [f"\n### {rate} Hz\n",
                   "| Algo | " + " | ".join(f"{m} P | R | F1(P̄,R̄) | mean F1±std" for m in METHODS) + f" | {thesis_cols} |",
                   "|---|" + "---|---|---|---|" * len(METHODS) + "---|"]
-        data = {m: cached_windows(logs, PipelineConfig(rate_hz=rate, **kw)) for m, kw in METHODS.items()}
+        data = {m: cached_windows(logs, PipelineConfig(rate_hz=rate, step_context=0, **kw))
+                for m, kw in METHODS.items()}
         for algo in ("DT", "KNN", "KOMD"):
             cells = []
             for method, (X, y, g) in data.items():
@@ -148,7 +149,8 @@ def table_cached_windows(logs, args, lines, record):
     lines += ["\n### Data-driven vs time-based windows (30 Hz, Smoothed+Our, KOMD)\n",
               "| Windows | windows (STAIR share) | P | R | F1(P̄,R̄) | mean F1±std |", "|---|---|---|---|---|---|"]
     for seg in ("pattern", "sliding"):
-        X, y, g = cached_windows(logs, PipelineConfig(rate_hz=30, segmentation=seg, **METHODS["Smoothed+Our"]))
+        X, y, g = cached_windows(logs, PipelineConfig(rate_hz=30, step_context=0, segmentation=seg,
+                                                      **METHODS["Smoothed+Our"]))
         s = run_cell("komd", X, y, g, grid=FIXED_KOMD, args=args, cap=seg == "sliding")
         record[f"windows/{seg}"] = s
         label = "data-driven (pattern)" if seg == "pattern" else f"time-based 500 ms / 50 % (train ≤ {MAX_KOMD_TRAIN})"
@@ -162,7 +164,7 @@ def topk_curve(logs, args, lines, record):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    X, y, g = cached_windows(logs, PipelineConfig(rate_hz=30, **METHODS["Smoothed+Our"]))
+    X, y, g = cached_windows(logs, PipelineConfig(rate_hz=30, step_context=0, **METHODS["Smoothed+Our"]))
     ks = list(range(1, 80, 3)) + [79] if args.full else [1, 2, 4, 8, 16, 32, 49, 79]
     # Fig. 12.10: the thesis ranks once on the whole data set; the curve below re-ranks inside
     # every training fold (the pipeline's selector), so no test window informs the ranking.
@@ -236,7 +238,7 @@ def main(argv=None):
         parser.error(f"--rates must include {HEADLINE[1]}: the target cell is {HEADLINE[0]} at {HEADLINE[1]} Hz")
     table_rates(logs, args, [int(r) if float(r).is_integer() else r for r in rates], lines, record)
     if args.full:
-        X, y, g = cached_windows(logs, PipelineConfig(rate_hz=30, **METHODS["Smoothed+Our"]))
+        X, y, g = cached_windows(logs, PipelineConfig(rate_hz=30, step_context=0, **METHODS["Smoothed+Our"]))
         s = run_cell("komd", X, y, g, grid=default_grid("komd", args.grid), args=args, protocol="nested-cv")
         record["nested-cv/30Hz/Smoothed+Our/KOMD"] = s
         lines += ["\n### Thesis protocol for comparison (nested stratified 10-fold CV, windows not grouped)\n",

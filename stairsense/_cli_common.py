@@ -12,7 +12,7 @@ DATA_HELP = "labelled canonical logs (.csv/.csv.gz with a label column) or a UCI
 
 # Configuration flags and the PipelineConfig fields they set.
 _CONFIG_FLAGS = (("rate", "rate_hz"), ("orientation", "orientation"), ("segmentation", "segmentation"),
-                 ("max_gap", "max_gap_s"))
+                 ("max_gap", "max_gap_s"), ("step_context", "step_context"))
 
 
 def positive(kind):
@@ -38,6 +38,17 @@ def non_negative(text):
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+def non_negative_int(text):
+    """An argparse type: a whole number ≥ 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return value
 
 
@@ -163,6 +174,9 @@ def add_config_args(p, rate=True):
     p.add_argument("--orientation", choices=["auto", "rotvec", "ahrs", "vertical", "linear", "mizell"],
                    help="how to reach the Earth frame (default from the config: auto)")
     p.add_argument("--segmentation", choices=["pattern", "sliding"], help="step windows or the sliding baseline")
+    p.add_argument("--step-context", type=non_negative_int, metavar="N",
+                   help="add the 36 step-shape and step-context features over the last N kept steps (default from "
+                        "the config: 5); 0 = the paper's 79 Table 12.1 features only")
 
 
 def add_read_args(p):

@@ -195,7 +195,7 @@ def front_end_data(logs, configs) -> list[tuple]:
     list of (WindowDataset, counts, median window), one per configuration, in order.
     """
     from stairsense.export.energy import add_up_counts, count_windows
-    from stairsense.pipeline import WindowDataset, _window_labels, feature_names_for, window_features_of
+    from stairsense.pipeline import _dataset_of, _labelled_windows
     from stairsense.stream import (
         FrontEndResult,
         Standardizer,
@@ -224,25 +224,16 @@ def front_end_data(logs, configs) -> list[tuple]:
             std = standardized[key]
             windows = (segment_steps(std.t_ns, std.vertical, config) if config.segmentation == "pattern"
                        else sliding_windows(std.t_ns, config))
-            replay[c].append(count_windows(at_rate, FrontEndResult(std, windows)))
-            kept = windows.kept
-            rejected[c] += int((~kept).sum())
-            sample, offsets = windows.sample_index(kept)
-            y, direction = _window_labels(at_rate.label, std.first + sample, offsets)
-            X = window_features_of(std.samples, windows, kept)
-            good = y >= 0
-            ambiguous[c] += int((~good).sum())
-            subject = log.meta.get("subject", index)
-            parts[c].append((X[good], y[good], np.full(good.sum(), subject, dtype=object), direction[good],
-                             np.full(good.sum(), index), windows.t_start_ns[kept][good], windows.t_end_ns[kept][good]))
+            result = FrontEndResult(std, windows)
+            replay[c].append(count_windows(at_rate, result))
+            columns, n_ambiguous, n_rejected = _labelled_windows(at_rate, result, config, index)
+            parts[c].append(columns)
+            ambiguous[c] += n_ambiguous
+            rejected[c] += n_rejected
     if not parts or not parts[0]:
         raise ValueError("no logs given")
-    out = []
-    for c, config in enumerate(configs):
-        data = WindowDataset(*(np.concatenate(col) for col in zip(*parts[c])), feature_names=feature_names_for(config),
-                             n_ambiguous=ambiguous[c], n_rejected=rejected[c])
-        out.append((data, *add_up_counts(replay[c], config)))
-    return out
+    return [(_dataset_of(parts[c], config, ambiguous[c], rejected[c]), *add_up_counts(replay[c], config))
+            for c, config in enumerate(configs)]
 
 
 def _f1(y, pred) -> float:

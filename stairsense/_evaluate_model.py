@@ -18,7 +18,7 @@ import numpy as np
 
 from stairsense.stream import Activity, resample, run_front_end
 
-from .pipeline import _window_labels
+from .pipeline import _log_step_context, _window_labels, log_features
 
 __all__ = ["load_any_model", "evaluate_model"]
 
@@ -35,13 +35,19 @@ def load_any_model(path):
     return load_model(path)
 
 
-def _predict(model, samples, offsets):
-    if getattr(model, "wants_samples", False):
-        return np.asarray(model.predict_windows(samples.astype(np.float32), offsets))
-    from stairsense.features import window_features
-
-    parts = [window_features(samples[:, c:c + 3], offsets) for c in range(0, samples.shape[1], 3)]
-    return np.asarray(model.predict(np.hstack(parts)))
+def _predict(model, log, result, kept) -> np.ndarray:
+    """Labels of the kept windows of one log, as :func:`stairsense.replay` classifies them: an ONNX
+    model gets the samples (and the step-context rows when its configuration has them), a trained
+    model every feature column."""
+    config = model.config
+    if not getattr(model, "wants_samples", False):
+        return np.asarray(model.predict(log_features(result, config, log.rate_hz, kept)))
+    index, offsets = result.windows.sample_index(kept)
+    samples = result.standardized.samples[index].astype(np.float32)
+    if config.step_context == 0:
+        return np.asarray(model.predict_windows(samples, offsets))
+    rows = _log_step_context(result, config, log.rate_hz, kept)
+    return np.asarray(model.predict_windows(samples, offsets, step_context=rows))
 
 
 def _scores(truth, pred):
@@ -84,7 +90,7 @@ def evaluate_model(model_path, logs: Iterable, *, progress: bool = False) -> dic
         y, d = _window_labels(log.label, result.standardized.first + index, offsets)
         if y.size == 0:
             continue
-        p = _predict(model, result.standardized.samples[index], offsets)
+        p = _predict(model, log, result, result.windows.kept)
         good = y >= 0
         truth.append(y[good] == 1)
         pred.append(p[good] == 1)

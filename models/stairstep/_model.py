@@ -57,6 +57,11 @@ __all__ = [
 #: Value of the header's ``format`` key; anything else is a foreign file.
 MODEL_FORMAT = "stairsense-stairstep-model"
 #: Bumped whenever the header or payload layout changes; older/newer files are refused.
+#: Not bumped by issue 9's step context: the layout is the same, only the recorded configuration
+#: gained fields (``step_context``, ``step_context_gap_s``). A file written before them still
+#: loads and means ``step_context=0`` (:meth:`PipelineConfig.from_record`), which is what it was
+#: trained on; bumping would refuse those files for no reason. An older reader refuses a newer
+#: file by its unknown configuration keys, naming them.
 MODEL_FORMAT_VERSION = 2
 # Format 1 pickled the model; only upgrade_model_file reads it, on the caller's explicit trust.
 _PICKLE_FORMAT_VERSION = 1
@@ -165,7 +170,9 @@ class StairstepModel:
     pipeline : fitted estimator
         Usually from :func:`make_stairstep_pipeline`; anything with ``predict``.
     config : PipelineConfig or dict
-        The configuration that produced the training windows.
+        The configuration that produced the training windows; a dict is a recorded configuration
+        (a model file's header) and is read with :meth:`PipelineConfig.from_record`, so one
+        recorded before a field existed means what it meant then (no ``step_context``: 0).
     feature_names : sequence of str
         Names of the input columns (``stairsense.pipeline.feature_names_for(config)``).
     summary : dict, optional
@@ -193,7 +200,7 @@ class StairstepModel:
 
     def __init__(self, pipeline, config, feature_names: Sequence[str], summary: dict | None = None):
         self.pipeline = pipeline
-        self.config = config if isinstance(config, PipelineConfig) else PipelineConfig.from_dict(dict(config))
+        self.config = config if isinstance(config, PipelineConfig) else PipelineConfig.from_record(dict(config))
         self.feature_names = [str(n) for n in feature_names]
         self.summary = dict(summary or {})
 
@@ -505,6 +512,9 @@ def upgrade_model_file(path: str | os.PathLike, out: str | os.PathLike) -> Path:
     model = _Unpickler(io.BytesIO(payload)).load()
     if not isinstance(model, StairstepModel):
         raise ModelFileError(f"{path}: the payload holds a {type(model).__name__}, not a StairstepModel")
+    # Unpickling restores the instance dict as written: a configuration pickled before a field
+    # existed lacks it and would read the class default (step_context 5, not the 0 it was trained with)
+    model.config = PipelineConfig.from_record(vars(model.config))
     try:
         return save_model(model, out)
     except UnsafeStateError as exc:
