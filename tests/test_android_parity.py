@@ -253,14 +253,16 @@ def test_java_windows_scored_by_onnx_match_replay(java, tmp_path, exported_model
     onnx_model = OnnxStairModel(exported_model)
     metadata = model_metadata(exported_model)
     (tmp_path / "stairs.metadata.json").write_text(json.dumps(metadata))  # the phone reads this map
-    log = simulate(minutes=3, seed=11, rate_hz=50)
+    log = simulate(minutes=3, seed=12, rate_hz=50)  # a log with stairs
     javacore.write_raw(log, tmp_path / "log.bin")
     got = java.run(tmp_path / "stairs.metadata.json", "auto", log.rate_hz, tmp_path / "log.bin", tmp_path / "out")
     assert got.error is None, got.error
     kept = [w for w in got.windows if w[-1] == "KEPT"]
     index = np.concatenate([np.arange(a, b) for _, a, b, *_ in kept])
     offsets = np.concatenate([[0], np.cumsum([b - a for _, a, b, *_ in kept])])
-    java_stairs = int(onnx_model.predict_windows(got.samples["x"][index, :3], offsets).sum())
+    # The model has step-context features (PipelineConfig's default): the phone feeds Java's rows.
+    assert onnx_model.n_step_context == 36 and got.step_context.shape == (len(kept), 36)
+    java_stairs = int(onnx_model.predict_windows(got.samples["x"][index, :3], offsets, got.step_context).sum())
 
     write_log(log, tmp_path / "log.csv")
     (tmp_path / "config.json").write_text(onnx_model.config.to_json())
