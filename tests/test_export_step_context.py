@@ -134,3 +134,24 @@ def test_step_context_names_out_of_place_are_refused(model):
     assert step_context_columns(names) == 36 and step_context_columns(FEATURE_NAMES) == 0
     with pytest.raises(ValueError, match="in order, after the Table 12.1 ones"):
         step_context_columns(names[:N_TABLE] + names[N_TABLE + 1:] + names[N_TABLE:N_TABLE + 1])
+
+
+def test_a_file_exported_before_step_context_means_step_context_0(tmp_path):
+    """Older exports carry no step_context key: they were 79-feature models, and load as such."""
+    import onnx
+
+    from stairsense.export._metadata import read_metadata, write_metadata
+
+    config = CONFIG.replace(step_context=0)
+    samples, offsets, _ = validation_windows(simulate(minutes=2, seed=7), config)
+    path = export_model(_train(config), tmp_path / "new.onnx", validation=(samples, offsets)).path
+    proto = onnx.load(path)
+    meta = read_metadata(proto)
+    old_config = {k: v for k, v in meta["config"].items() if not k.startswith("step_context")}
+    onnx.save(write_metadata(proto, {**{k: v for k, v in meta.items() if k not in ("format", "format_version",
+                                                                                    "content_sha256")},
+                                     "config": old_config}), tmp_path / "old.onnx")
+    old = OnnxStairModel(tmp_path / "old.onnx", config=config)  # no configuration mismatch
+    assert old.config.step_context == 0 and old.n_step_context == 0
+    np.testing.assert_array_equal(old.decision_windows(samples, offsets),
+                                  OnnxStairModel(path).decision_windows(samples, offsets))
