@@ -334,3 +334,16 @@ def test_runtime_input_errors(exported):
         onnx_model.predict_windows(np.zeros((10, 3)), [0, 5, 6])
     with pytest.raises(ValueError, match="pass step_context="):
         onnx_model.predict_windows(np.zeros((10, 3)), [0, 5, 10])
+
+
+def test_int8_rows_on_one_side_of_zero_keep_their_values():
+    """A feature whose support vectors all lie away from 0 (step-context features do): every stored
+    value within half a quantization step of the true one. Oracle: the grid's spacing."""
+    from stairsense.export._compact import _stored_weights
+    from stairsense.export._graph import GraphBuilder
+
+    rng = np.random.default_rng(5)
+    W = np.vstack([rng.uniform(-0.574, -0.406, 40), rng.uniform(0.4, 0.6, 40), rng.uniform(-1, 1, 40)])
+    _, dequantized = _stored_weights(GraphBuilder(), W, "int8")
+    step = (np.maximum(W.max(axis=1), 0) - np.minimum(W.min(axis=1), 0)) / 255
+    assert np.all(np.abs(dequantized - W) <= step[:, None] * 0.5 * (1 + 1e-6))
