@@ -46,7 +46,7 @@ from stairsense.export import OnnxStairModel, export_model, session_options  # n
 from stairsense.export._graph import GraphBuilder  # noqa: E402
 from stairsense.features import window_features  # noqa: E402
 from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E402
-from stairsense.pipeline import _window_labels, feature_names_for  # noqa: E402
+from stairsense.pipeline import _window_labels, feature_names_for, log_features  # noqa: E402
 from stairsense.stream import resample, run_front_end  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
@@ -61,21 +61,27 @@ RESULTS = ROOT / "results"
 
 
 def held_out_windows(logs, config, subjects):
-    """Samples, offsets and labels of the kept, unambiguous windows of the held-out subjects."""
-    parts, offsets, labels = [], [0], []
+    """Samples, offsets, step-context rows (None without step context) and labels of the kept,
+    unambiguous windows of the held-out subjects. Every kept window enters its log's step context
+    (the phone does not know the labels); the ambiguous ones are dropped after."""
+    parts, offsets, labels, contexts = [], [0], [], []
     for log in logs:
         if log.meta.get("subject") not in subjects:
             continue
         log = resample(log, config.rate_hz)  # labels must be read at the front end's rate
         result = run_front_end(log, config)
-        index, offs = result.windows.sample_index(result.windows.kept)
+        kept = result.windows.kept
+        index, offs = result.windows.sample_index(kept)
         y, _ = _window_labels(log.label, result.standardized.first + index, offs)
+        if config.step_context > 0:
+            contexts.append(log_features(result, config, log.rate_hz, kept)[y >= 0, -36:])
         for w in np.flatnonzero(y >= 0):
             window = result.standardized.samples[index[offs[w]:offs[w + 1]]]
             parts.append(window)
             offsets.append(offsets[-1] + len(window))
             labels.append(y[w])
-    return np.concatenate(parts).astype(np.float32), np.asarray(offsets), np.asarray(labels)
+    context = np.vstack(contexts) if contexts else None
+    return np.concatenate(parts).astype(np.float32), np.asarray(offsets), context, np.asarray(labels)
 
 
 def stratified_subsample(y, size, seed=0):
@@ -110,7 +116,13 @@ def train_on_other_subjects(X, y, groups, config, max_train):
     return model, train, time.perf_counter() - t0, subjects, test_subjects
 
 
-def measure_exports(model, config, samples, offsets, y_test, one_window, repeats, f1_python):
+def feeds(samples, offsets, context, windows):
+    """The ONNX inputs of each of ``windows``: its samples, and its step-context row if the model has one."""
+    return [{"samples": samples[offsets[w]:offsets[w + 1]]}
+            | ({} if context is None else {"step_context": context[w:w + 1].astype(np.float32)}) for w in windows]
+
+
+def measure_exports(model, config, samples, offsets, context, y_test, one_window, repeats, f1_python):
     """Export each precision / support-set variant; its size, F1, parity and median time per window."""
     n_sv = model.pipeline[-1].dual_coef_.size
     variants = [("fp32", None), ("fp16", None), ("int8", None)]
@@ -122,12 +134,12 @@ def measure_exports(model, config, samples, offsets, y_test, one_window, repeats
             reduced = max_sv is not None
             # min_agreement=0: these rows measure what truncation costs; `stairsense export` refuses them
             # below 99.5 % agreement (issue 9).
-            report = export_model(model, path, precision=precision, validation=(samples, offsets),
+            report = export_model(model, path, precision=precision, validation=(samples, offsets, context),
                                   max_support_vectors=max_sv, min_agreement=0.0 if reduced else None)
             onnx_model = OnnxStairModel(path, config=config)
-            f1 = f1_score(y_test, onnx_model.predict_windows(samples, offsets))
+            f1 = f1_score(y_test, onnx_model.predict_windows(samples, offsets, context))
             session = onnx_model._session
-            seconds = per_call_median(lambda w: session.run(["score"], {"samples": w}), one_window, repeats)
+            seconds = per_call_median(lambda feed: session.run(["score"], feed), one_window, repeats)
             label = precision + (f", {report.n_support_vectors} SV" if reduced else "")
             rows.append((label, report.size_bytes / 1024, report.n_support_vectors, f1, f1 - f1_python,
                          report.parity["decision_agreement"], seconds))
@@ -142,7 +154,7 @@ def binding_floor(one_window, repeats):
     g.rename(g.op("Abs", g.input("samples", np.float32, ["n", 3])), "score")
     floor_session = ort.InferenceSession(g.model({"score": (np.float32, ["n", 3])}).SerializeToString(),
                                          session_options(1), providers=["CPUExecutionProvider"])
-    return per_call_median(lambda w: floor_session.run(["score"], {"samples": w}), one_window, repeats)
+    return per_call_median(lambda feed: floor_session.run(["score"], {"samples": feed["samples"]}), one_window, repeats)
 
 
 def report_lines(args, split, fit_s, f1_python, n_sv, rows, python_row, python_window, binding):
@@ -216,18 +228,24 @@ def main(argv=None):
     logs = fused_uci_logs(data_dir("uci-hapt", "RawData"))
     X, y, groups = cached_windows(logs, config)
     model, train, fit_s, subjects, test_subjects = train_on_other_subjects(X, y, groups, config, args.max_train)
-    samples, offsets, y_test = held_out_windows(logs, config, test_subjects)
+    samples, offsets, context, y_test = held_out_windows(logs, config, test_subjects)
     X_test = window_features(samples.astype(np.float64), offsets)
+    if context is not None:
+        X_test = np.hstack([X_test, context])
     f1_python = f1_score(y_test, model.predict(X_test))
     n_sv = model.pipeline[-1].dual_coef_.size
 
     timed = np.linspace(0, offsets.size - 2, min(args.timed, offsets.size - 1)).astype(int)
-    one_window = [samples[offsets[w]:offsets[w + 1]] for w in timed]
-    rows, points = measure_exports(model, config, samples, offsets, y_test, one_window, args.repeats, f1_python)
+    one_window = feeds(samples, offsets, context, timed)
+    rows, points = measure_exports(model, config, samples, offsets, context, y_test, one_window, args.repeats,
+                                   f1_python)
     binding = binding_floor(one_window, args.repeats)
     python_row = per_call_median(lambda w: model.pipeline.predict(X_test[w:w + 1]), timed, args.repeats)
+    # The step-context row is an input of both (the host computes it), so only the Table 12.1 part is timed here.
     python_window = per_call_median(
-        lambda w: model.pipeline.predict(window_features(samples[offsets[w]:offsets[w + 1]], [0, offsets[w + 1] - offsets[w]])),
+        lambda w: model.pipeline.predict(np.hstack(
+            [window_features(samples[offsets[w]:offsets[w + 1]], [0, offsets[w + 1] - offsets[w]])]
+            + ([] if context is None else [context[w:w + 1]]))),
         timed, args.repeats)
 
     lines = report_lines(args, (train, subjects, test_subjects, offsets, y_test), fit_s, f1_python, n_sv, rows,

@@ -10,6 +10,14 @@ and ``stair: [1] bool`` (score ≥ 0). Inside: the features EasyMKL kept (float6
 :mod:`._features_graph`), the scaler restricted to them with its clipping, a cast to float32 and
 the RBF decision (:mod:`._compact`).
 
+A model whose feature names end with :data:`~stairsense.features.STEP_CONTEXT_NAMES` (a
+configuration with ``step_context > 0``, issue 9) has a second input ``step_context: [1, 36]
+float32``: the window's step-shape and step-context features, which the host computes (they need
+the kept windows before this one, which a one-window graph does not see; the phone's
+``StepContext`` in android_stub/core). The graph casts them to float64, gathers the ones the
+model kept and appends them to its Table 12.1 features — the selected columns are in increasing
+order and the 36 names come last, so that is the model's column order.
+
 Every export runs the exported graph in ONNX Runtime on a validation set of windows and compares
 it with the float64 Python pipeline on the same float32 samples; it raises
 :class:`ExportParityError` and writes nothing if the check fails. Files are written to a temporary
@@ -28,7 +36,13 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features import RATIO_CLIP, window_features
+from stairsense.features import (
+    RATIO_CLIP,
+    STEP_CONTEXT_NAMES,
+    step_context_features,
+    step_shape_features,
+    window_features,
+)
 from stairsense.models import KOMDClassifier, StairstepModel, load_model
 from stairsense.models.stairstep import package_version
 from stairsense.stream import new_file_mode
@@ -111,6 +125,28 @@ def _unpack(model: StairstepModel):
     return scaler, np.flatnonzero(selector.get_support()), komd
 
 
+def step_context_columns(feature_names) -> int:
+    """How many trailing columns of ``feature_names`` are step-context features: 36 or 0.
+
+    Raises
+    ------
+    ValueError
+        When some, but not all 36 in order at the end, are there: the graph could not feed them.
+    """
+    names = list(feature_names)
+    n = len(STEP_CONTEXT_NAMES)
+    if tuple(names[-n:]) == STEP_CONTEXT_NAMES:
+        return n
+    stray = sorted(set(names) & set(STEP_CONTEXT_NAMES))
+    if stray:
+        raise ValueError(
+            f"the model's step-context features must be the 36 STEP_CONTEXT_NAMES, in order, after the Table 12.1 "
+            f"ones; got {len(stray)} of them elsewhere (e.g. {stray[0]!r}): train it on "
+            "stairsense.pipeline.window_dataset features"
+        )
+    return 0
+
+
 def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_support_vectors: int | None = None):
     """The window → (score, stair) ONNX graph of ``model``, without metadata or checks.
 
@@ -125,26 +161,39 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     Returns
     -------
     onnx_model : onnx.ModelProto
+        Inputs ``samples`` and, for a model with step-context features, ``step_context``.
     stored : callable
         ``stored(X)`` → float64 scores of the model as stored (reduced and rounded), on the full
-        (N, 79·B) feature matrix: the graph's reference up to float32 arithmetic.
+        (N, 79·B [+ 36]) feature matrix: the graph's reference up to float32 arithmetic.
     stored_head : RBFHead
         The support vectors and coefficients as stored.
     """
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     scaler, selected, komd = _unpack(model)
-    n_blocks, parsed = parse_feature_names(model.feature_names)
+    n_context = step_context_columns(model.feature_names)
+    n_table = len(model.feature_names) - n_context
+    table_names = model.feature_names[:n_table]
+    n_blocks, parsed = parse_feature_names(table_names)
     g = GraphBuilder()
     samples = g.input("samples", np.float32, ["n", 3 * n_blocks])
     low, high = scaler.feature_range
     scale, offset = scaler.scale_[selected], scaler.min_[selected]
     # A clipping scaler fitted on clipped ratios maps ±1e3 outside [low, high] (it is increasing),
     # so its clip implies the ratio clip: skip the latter (two nodes per window).
-    ratio = np.array([FEATURE_FORMULAS[parsed[i][1]][0] == "ratio" for i in selected])
+    ratio = np.array([i < n_table and FEATURE_FORMULAS[parsed[i][1]][0] == "ratio" for i in selected])
     implied = scaler.clip and bool(np.all(scale[ratio] > 0) and np.all(-RATIO_CLIP * scale[ratio] + offset[ratio] <= low)
                                    and np.all(RATIO_CLIP * scale[ratio] + offset[ratio] >= high))
-    features = add_window_features(g, samples, model.feature_names, selected, clip_ratios=not implied)
+    in_table = selected[selected < n_table]
+    parts = [add_window_features(g, samples, table_names, in_table, clip_ratios=not implied)] if in_table.size else []
+    if n_context:
+        # One window per run, so [1, 36]; its selected columns follow the table's (selected is sorted).
+        step = g.input("step_context", np.float32, [1, n_context])
+        in_context = selected[selected >= n_table] - n_table
+        if in_context.size:
+            flat = g.op("Cast", g.op("Reshape", step, g.const(np.array([-1], np.int64))), to=onnx.TensorProto.DOUBLE)
+            parts.append(g.op("Gather", flat, g.const(in_context.astype(np.int64), "step_context_columns"), axis=0))
+    features = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0, hint="features")
     head = reduce_support(RBFHead.from_komd(komd), max_support_vectors)
     # The scaler's output is multiplied by √β here, folded into its constants (see add_rbf_decision).
     root = np.sqrt(head.gamma)
@@ -194,32 +243,58 @@ def support_budget(model, max_bytes: int, precision: str = "int8") -> int | None
     return lo
 
 
-def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray]:
-    """Standardized samples and window offsets to check an export on.
+def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Standardized samples, window offsets and step-context rows to check an export on.
 
-    ``validation`` is ``(samples, offsets)``; a ``SensorLog`` or a list of them (run through the
-    front end with ``config``, kept windows only); or ``None``: a 4-minute simulated log (seed 0),
-    which covers walking, stairs and standing.
+    ``validation`` is ``(samples, offsets)`` or ``(samples, offsets, step_context)``; a
+    ``SensorLog`` or a list of them (run through the front end with ``config``, kept windows only,
+    each log's step context computed over its own kept windows in order, as training does); or
+    ``None``: a 4-minute simulated log (seed 0), which covers walking, stairs and standing.
+
+    Returns
+    -------
+    samples : ndarray of shape (N, 3·B), float32
+    offsets : ndarray of shape (W + 1,)
+    step_context : ndarray of shape (W, 36) or None
+        The :data:`~stairsense.features.STEP_CONTEXT_NAMES` features of each window: computed for
+        logs when ``config.step_context > 0``, as given in a 3-tuple, else None.
     """
     from stairsense.stream import SensorLog, resample, run_front_end, simulate
 
-    if isinstance(validation, tuple) and len(validation) == 2:
-        samples, offsets = validation
-        return np.asarray(samples, np.float32), np.asarray(offsets, np.intp)
+    if isinstance(validation, tuple) and len(validation) in (2, 3):
+        samples, offsets, *context = validation
+        context = np.asarray(context[0], np.float64) if context else None
+        return np.asarray(samples, np.float32), np.asarray(offsets, np.intp), context
     logs = [simulate(minutes=4, seed=0)] if validation is None else (
         [validation] if isinstance(validation, SensorLog) else list(validation))
-    parts, offsets, total = [], [0], 0
+    parts, offsets, total, contexts = [], [0], 0, []
     for log in logs:
         if not isinstance(log, SensorLog):
             raise TypeError(f"validation must be (samples, offsets), a SensorLog or a list of them; got {type(log).__name__}")
         if config.rate_hz is not None:
             log = resample(log, config.rate_hz)
         result = run_front_end(log, config)
-        index, offs = result.windows.sample_index(result.windows.kept)
+        kept = result.windows.kept
+        index, offs = result.windows.sample_index(kept)
         parts.append(result.standardized.samples[index])
         offsets.extend(total + offs[1:])
         total += index.size
-    return np.concatenate(parts).astype(np.float32), np.asarray(offsets, np.intp)
+        if config.step_context > 0:
+            contexts.append(_step_context_rows(result, kept, index, offs, config, log.rate_hz))
+    context = np.vstack(contexts) if contexts else None
+    return np.concatenate(parts).astype(np.float32), np.asarray(offsets, np.intp), context
+
+
+def _step_context_rows(result, kept, index, offsets, config, rate_hz: float) -> np.ndarray:
+    """(W, 36) step-context rows of one log's kept windows (``STEPCTX``: z the standardized vertical,
+    h the horizontal magnitude, dt = 1 / ``config.rate_hz`` or the log's rate), the same signals as
+    ``stairsense.pipeline.step_signals`` (a higher layer, so not imported here)."""
+    std = result.standardized
+    horizontal = std.samples[:, 3:6] if std.method == "mizell" else std.samples[:, :2]
+    z, h = std.vertical[index], np.linalg.norm(horizontal[index], axis=1)
+    shape = step_shape_features(z, h, offsets, 1.0 / (config.rate_hz or rate_hz))
+    return step_context_features(shape, result.windows.t_start_ns[kept], result.windows.t_end_ns[kept],
+                                 context=config.step_context, max_gap_s=config.step_context_gap_s)
 
 
 def _session(model_bytes_or_path):
@@ -230,9 +305,13 @@ def _session(model_bytes_or_path):
     return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
 
-def _onnx_scores(session, samples, offsets) -> np.ndarray:
-    return np.array([session.run(["score"], {"samples": samples[a:b]})[0][0]
-                     for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.float64)
+def _onnx_scores(session, samples, offsets, step_context=None) -> np.ndarray:
+    if step_context is None:
+        return np.array([session.run(["score"], {"samples": samples[a:b]})[0][0]
+                         for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.float64)
+    rows = np.asarray(step_context, np.float32)
+    return np.array([session.run(["score"], {"samples": samples[a:b], "step_context": rows[w : w + 1]})[0][0]
+                     for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))], dtype=np.float64)
 
 
 def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_agreement, hint=None) -> dict:
@@ -330,15 +409,25 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     if not out.parent.is_dir():
         raise FileNotFoundError(f"cannot write {out}: folder {out.parent} does not exist")
     onnx_model, stored, stored_head = build_onnx_model(model, precision, max_support_vectors=max_support_vectors)
-    samples, offsets = validation_windows(validation, model.config)
+    samples, offsets, step_context = validation_windows(validation, model.config)
     if offsets.size < 2:
         raise ValueError("the validation set has no windows; pass windows or a log with steps")
+    n_context = step_context_columns(model.feature_names)
+    if n_context and step_context is None:
+        raise ValueError(
+            "validation windows for a step-context model need their step-context rows: pass "
+            "(samples, offsets, step_context) or SensorLogs (the context is computed from each log's kept windows)"
+        )
+    if n_context and step_context.shape != (offsets.size - 1, n_context):
+        raise ValueError(f"the validation step_context must have shape ({offsets.size - 1}, {n_context}), one row per "
+                         f"window; got {step_context.shape}")
     # Mizell models read two 3-column blocks (vertical, horizontal), 79 features each.
     X = np.hstack([window_features(samples[:, c : c + 3].astype(np.float64), offsets)
-                   for c in range(0, samples.shape[1], 3)])
+                   for c in range(0, samples.shape[1], 3)] + ([step_context] if n_context else []))
     reference = model.decision_function(X)
     exact = precision == "fp32" and stored_head.dual_coef.size == model.pipeline[-1].dual_coef_.size
-    scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets)
+    context = step_context if n_context else None
+    scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets, context)
     # Issue 9: a reduced support set is held to the same agreement as any other compaction; a file
     # that decides differently from the evaluated model is refused, never written with a warning.
     min_agreement = MIN_AGREEMENT if min_agreement is None else min_agreement
@@ -370,7 +459,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
             ort_tmp = _atomic_target(out.with_suffix(".ort"))
             written.append(ort_tmp)
             save_ort_format(tmp, ort_tmp)
-            ort_scores = _onnx_scores(_session(ort_tmp), samples, offsets)
+            ort_scores = _onnx_scores(_session(ort_tmp), samples, offsets, context)
             parity["ort_format_max_abs_diff_vs_onnx"] = float(np.max(np.abs(ort_scores - scores)))
             if parity["ort_format_max_abs_diff_vs_onnx"] > score_tol:
                 raise ExportParityError(

@@ -7,8 +7,9 @@ another front-end configuration), and classifies windows given as standardized s
 ONNX Runtime call per window.
 
 Replay protocol: the model sets ``wants_samples = True``; a caller that sees it passes
-``predict_windows(samples, offsets)`` (window w = ``samples[offsets[w]:offsets[w+1]]``) instead of
-``predict(X)`` on features.
+``predict_windows(samples, offsets, step_context)`` (window w = ``samples[offsets[w]:offsets[w+1]]``
+and, for a model with step-context features, row w of ``step_context``) instead of ``predict(X)``
+on features.
 """
 from __future__ import annotations
 
@@ -113,6 +114,10 @@ class OnnxStairModel:
         The decoded ``stairsense.*`` metadata (see :func:`inspect_model`).
     config : PipelineConfig
         The model's configuration (with the caller's read-only settings such as ``max_gap_s``).
+    n_columns : int
+        Columns of the ``samples`` input (3, or 6 for Mizell models).
+    n_step_context : int
+        Step-context features per window of the ``step_context`` input (36), or 0 without one.
     wants_samples : bool
         Always True: ``pipeline.replay`` passes window samples to :meth:`predict_windows`.
 
@@ -163,7 +168,8 @@ class OnnxStairModel:
         self.metadata = read_metadata(self._session.get_modelmeta().custom_metadata_map)
         if ort_format:
             _check_metadata(self.path, self.metadata)
-        model_config = self.metadata["config"]
+        # A record from before a field existed means that field's old value (step_context 0).
+        model_config = PipelineConfig.from_record(self.metadata["config"]).to_dict()
         if config is not None:
             diffs = _config_diffs(model_config, config)
             if diffs:
@@ -174,8 +180,27 @@ class OnnxStairModel:
                 )
             model_config = {**model_config, **{k: config.to_dict()[k] for k in READ_ONLY_FIELDS}}
         self.config = PipelineConfig.from_dict(model_config)
-        shape = self._session.get_inputs()[0].shape
-        self.n_columns = int(shape[1])
+        inputs = {i.name: i.shape for i in self._session.get_inputs()}
+        self.n_columns = int(inputs["samples"][1])
+        #: Step-context features per window the graph takes (its ``step_context`` input), or 0.
+        self.n_step_context = int(inputs["step_context"][1]) if "step_context" in inputs else 0
+
+    def _step_context(self, step_context, n_windows: int):
+        if self.n_step_context == 0:
+            if step_context is not None:
+                raise ValueError(f"{self.path.name} takes no step-context features (its configuration has step_context=0); "
+                                 "call it without step_context")
+            return None
+        if step_context is None:
+            raise ValueError(
+                f"{self.path.name} takes {self.n_step_context} step-context features per window: pass "
+                "step_context=(W, 36) rows (stairsense.features.step_context_features of the kept windows, in order)"
+            )
+        rows = np.ascontiguousarray(step_context, dtype=np.float32)
+        if rows.shape != (n_windows, self.n_step_context):
+            raise ValueError(f"step_context must have shape ({n_windows}, {self.n_step_context}), one row per window; "
+                             f"got {rows.shape}")
+        return rows
 
     def _windows(self, samples, offsets):
         samples = np.ascontiguousarray(samples, dtype=np.float32)
@@ -193,7 +218,7 @@ class OnnxStairModel:
             raise ValueError(f"window {w} has {counts[w]} samples; every window needs at least 2 (spec §3.6 resolution 7)")
         return samples, offsets
 
-    def decision_windows(self, samples, offsets) -> np.ndarray:
+    def decision_windows(self, samples, offsets, step_context=None) -> np.ndarray:
         """KOMD scores (≥ 0 means STAIR) of each window, float32 as the phone computes them.
 
         Parameters
@@ -202,19 +227,33 @@ class OnnxStairModel:
             Standardized samples of all windows, concatenated.
         offsets : array-like of int, shape (W + 1,)
             Window w is ``samples[offsets[w]:offsets[w + 1]]``.
+        step_context : array-like of shape (W, 36), optional
+            Required when the model takes step-context features (:attr:`n_step_context` > 0, its
+            configuration has ``step_context > 0``): row w holds window w's
+            :data:`~stairsense.features.STEP_CONTEXT_NAMES` features; fed to the graph as float32.
 
         Returns
         -------
         ndarray of shape (W,)
+
+        Raises
+        ------
+        ValueError
+            When ``step_context`` is missing for a step-context model (or given to one without),
+            or its shape is not (W, 36).
         """
         samples, offsets = self._windows(samples, offsets)
+        context = self._step_context(step_context, offsets.size - 1)
         run = self._session.run
-        return np.array([run(["score"], {"samples": samples[a:b]})[0][0] for a, b in zip(offsets[:-1], offsets[1:])],
-                        dtype=np.float32)
+        if context is None:
+            return np.array([run(["score"], {"samples": samples[a:b]})[0][0]
+                             for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.float32)
+        return np.array([run(["score"], {"samples": samples[a:b], "step_context": context[w : w + 1]})[0][0]
+                         for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))], dtype=np.float32)
 
-    def predict_windows(self, samples, offsets) -> np.ndarray:
+    def predict_windows(self, samples, offsets, step_context=None) -> np.ndarray:
         """Labels (1 = STAIR, 0 = NO_STAIR) of each window; arguments as :meth:`decision_windows`."""
-        return np.where(self.decision_windows(samples, offsets) >= 0, _STAIR, _NO_STAIR)
+        return np.where(self.decision_windows(samples, offsets, step_context) >= 0, _STAIR, _NO_STAIR)
 
     def predict(self, X):
         raise TypeError(

@@ -253,14 +253,16 @@ def test_java_windows_scored_by_onnx_match_replay(java, tmp_path, exported_model
     onnx_model = OnnxStairModel(exported_model)
     metadata = model_metadata(exported_model)
     (tmp_path / "stairs.metadata.json").write_text(json.dumps(metadata))  # the phone reads this map
-    log = simulate(minutes=3, seed=11, rate_hz=50)
+    log = simulate(minutes=3, seed=12, rate_hz=50)  # a log with stairs
     javacore.write_raw(log, tmp_path / "log.bin")
     got = java.run(tmp_path / "stairs.metadata.json", "auto", log.rate_hz, tmp_path / "log.bin", tmp_path / "out")
     assert got.error is None, got.error
     kept = [w for w in got.windows if w[-1] == "KEPT"]
     index = np.concatenate([np.arange(a, b) for _, a, b, *_ in kept])
     offsets = np.concatenate([[0], np.cumsum([b - a for _, a, b, *_ in kept])])
-    java_stairs = int(onnx_model.predict_windows(got.samples["x"][index, :3], offsets).sum())
+    # The model has step-context features (PipelineConfig's default): the phone feeds Java's rows.
+    assert onnx_model.n_step_context == 36 and got.step_context.shape == (len(kept), 36)
+    java_stairs = int(onnx_model.predict_windows(got.samples["x"][index, :3], offsets, got.step_context).sum())
 
     write_log(log, tmp_path / "log.csv")
     (tmp_path / "config.json").write_text(onnx_model.config.to_json())
@@ -281,3 +283,65 @@ def test_model_metadata_mismatch_is_refused(java, tmp_path, exported_model):
     javacore.write_raw(simulate(minutes=0.1, seed=0), tmp_path / "log.bin")
     got = java.run(tmp_path / "bad.metadata.json", "auto", 50.0, tmp_path / "log.bin", tmp_path / "out")
     assert got.error is not None and "segmentation='sliding'" in got.error and "bad.metadata.json" in got.error
+
+
+# ------------------------------------------------------------------------------------------------
+# (e) step-context features (issue 9): Java's StepContext against stairsense.features
+
+
+def python_step_context(expected, config: PipelineConfig, native_rate_hz: float, context: int, gap_s: float):
+    """The 36 step-context features of every kept window, from the Python reference's windows and
+    standardized samples: ``step_shape_features`` + ``step_context_features`` per segment (the
+    context restarts with the front end after a sensor gap)."""
+    from stairsense.features import step_context_features, step_shape_features
+
+    _, windows, samples = expected
+    dt = 1.0 / (config.rate_hz or native_rate_hz)
+    rows = []
+    for segment in np.unique(samples["segment"]):
+        part = samples[samples["segment"] == segment]
+        z = part["vertical"]
+        h = np.linalg.norm(part["x"][:, 3:6] if config.orientation == "mizell" else part["x"][:, :2], axis=1)
+        kept = [w for w in windows if w[0] == segment and w[-1] == "KEPT"]
+        if not kept:
+            continue
+        index = np.concatenate([np.arange(a, b) for _, a, b, *_ in kept])
+        offsets = np.concatenate([[0], np.cumsum([b - a for _, a, b, *_ in kept])])
+        shape = step_shape_features(z[index], h[index], offsets, dt)
+        rows.append(step_context_features(shape, [w[3] for w in kept], [w[4] for w in kept], context=context,
+                                          max_gap_s=gap_s))
+    return np.vstack(rows)
+
+
+@pytest.mark.parametrize(("seed", "rate", "config", "context", "gap_s"), [
+    (3, 50.0, PipelineConfig(), 5, 1.5),                                   # rotvec at the native rate
+    (2, 100.0, PipelineConfig(rate_hz=30, orientation="vertical"), 3, 0.8),  # resampled: dt = 1/30
+    (2, 40.0, PipelineConfig(orientation="mizell", smoothing="none"), 5, 1.5),  # z = Mizell's vertical scalar
+])
+def test_step_context_features_match_python(java, tmp_path, seed, rate, config, context, gap_s):
+    log = simulate(minutes=3, rate_hz=rate, seed=seed)
+    t = log.t_ns.copy()
+    t[len(t) // 2:] += 700_000_000  # a sensor gap over max_gap_s: the front end and the context restart
+    log = SensorLog(t, log.acc, rotvec=log.rotvec)
+    record = {**config.to_dict(), "step_context": context, "step_context_gap_s": gap_s}
+    (tmp_path / "config.json").write_text(json.dumps(record))
+    javacore.write_raw(log, tmp_path / "log.bin")
+    got = java.run(tmp_path / "config.json", "auto", log.rate_hz, tmp_path / "log.bin", tmp_path / "out")
+    expected = python_reference(log, config, "auto", log.rate_hz)
+    assert_parity(got, expected)  # the same windows and samples, so the features see the same input
+    want = python_step_context(expected, config, log.rate_hz, context, gap_s)
+    assert got.step_context is not None and got.step_context.shape == want.shape
+    n_steps = want[:, -1]
+    # The sensor gap and the log's standing stretches restart the run at least twice.
+    assert n_steps.max() == context and (n_steps[1:] < n_steps[:-1]).sum() >= 2
+    # Same double operations in the same order but for numpy's pairwise sums and pow: within 1e-9.
+    np.testing.assert_allclose(got.step_context, want, rtol=1e-9, atol=1e-12)
+
+
+def test_a_configuration_without_step_context_sends_none(java, tmp_path):
+    """Records before issue 9 lack the keys and mean step_context = 0: no features, as in Python."""
+    record = {k: v for k, v in PipelineConfig().to_dict().items() if not k.startswith("step_context")}
+    (tmp_path / "config.json").write_text(json.dumps(record))
+    javacore.write_raw(simulate(minutes=1, seed=4), tmp_path / "log.bin")
+    got = java.run(tmp_path / "config.json", "auto", 50.0, tmp_path / "log.bin", tmp_path / "out")
+    assert got.error is None and got.steps > 20 and got.step_context is None

@@ -20,6 +20,7 @@ from scipy.spatial.distance import cdist
 ort = pytest.importorskip("onnxruntime")
 
 from stairsense import PipelineConfig  # noqa: E402
+from stairsense.features import step_context_features, step_shape_features  # noqa: E402
 from stairsense.features._window_features import FEATURE_NAMES, window_features  # noqa: E402
 from stairsense.models.stairstep._model import StairstepModel, make_stairstep_pipeline  # noqa: E402
 from stairsense.export._compact import RBFHead, reduce_support  # noqa: E402
@@ -128,8 +129,10 @@ def exported(model, windows, tmp_path_factory):
 
 
 def _python_scores(model, windows):
-    samples, offsets = windows
-    return model.decision_function(window_features(samples.astype(np.float64), offsets))
+    """The Python model on the windows' Table 12.1 features and their step-context rows (CONFIG has
+    step_context = 5, the default: the graph's second input)."""
+    samples, offsets, context = windows
+    return model.decision_function(np.hstack([window_features(samples.astype(np.float64), offsets), context]))
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16", "int8"])
@@ -155,8 +158,12 @@ def test_extreme_windows_match_python_through_the_whole_model(model, exported):
         np.random.default_rng(12).normal(size=(40, 3)).astype(np.float32) * 60]
     samples = np.concatenate(windows)
     offsets = np.concatenate([[0], np.cumsum([len(w) for w in windows])])
-    scores = OnnxStairModel(exported["fp32"].path).decision_windows(samples, offsets)
-    python = model.decision_function(window_features(samples, offsets))
+    # Their step-context rows, as consecutive steps of one run (z = vertical, h = horizontal magnitude).
+    z, h = samples[:, 2].astype(np.float64), np.hypot(samples[:, 0], samples[:, 1]).astype(np.float64)
+    times = offsets * 10**9 // 30
+    context = step_context_features(step_shape_features(z, h, offsets, 1 / 30), times[:-1], times[1:])
+    scores = OnnxStairModel(exported["fp32"].path).decision_windows(samples, offsets, context)
+    python = model.decision_function(np.hstack([window_features(samples, offsets), context]))
     np.testing.assert_allclose(scores, python, atol=1e-4)
 
 
@@ -263,7 +270,8 @@ def test_metadata_round_trip(model, exported):
     assert meta["training"] == model.summary
     assert meta["precision"] == "int8" and meta["compaction"]["support_vectors"] == exported["int8"].n_support_vectors
     assert meta["parity"]["decision_agreement"] >= 0.995
-    assert info["inputs"][0]["shape"] == ["n", 3] and [o["name"] for o in info["outputs"]] == ["score", "stair"]
+    assert [(i["name"], i["shape"]) for i in info["inputs"]] == [("samples", ["n", 3]), ("step_context", [1, 36])]
+    assert [o["name"] for o in info["outputs"]] == ["score", "stair"]
     assert info["operators"]["DequantizeLinear"] == 1
     assert inspect_model(exported["int8"].ort_path)["metadata"] == meta  # ORT format keeps it
 
@@ -324,3 +332,18 @@ def test_runtime_input_errors(exported):
         onnx_model.predict_windows(np.zeros((10, 4)), [0, 10])
     with pytest.raises(ValueError, match="window 1 has 1 samples"):
         onnx_model.predict_windows(np.zeros((10, 3)), [0, 5, 6])
+    with pytest.raises(ValueError, match="pass step_context="):
+        onnx_model.predict_windows(np.zeros((10, 3)), [0, 5, 10])
+
+
+def test_int8_rows_on_one_side_of_zero_keep_their_values():
+    """A feature whose support vectors all lie away from 0 (step-context features do): every stored
+    value within half a quantization step of the true one. Oracle: the grid's spacing."""
+    from stairsense.export._compact import _stored_weights
+    from stairsense.export._graph import GraphBuilder
+
+    rng = np.random.default_rng(5)
+    W = np.vstack([rng.uniform(-0.574, -0.406, 40), rng.uniform(0.4, 0.6, 40), rng.uniform(-1, 1, 40)])
+    _, dequantized = _stored_weights(GraphBuilder(), W, "int8")
+    step = (np.maximum(W.max(axis=1), 0) - np.minimum(W.min(axis=1), 0)) / 255
+    assert np.all(np.abs(dequantized - W) <= step[:, None] * 0.5 * (1 + 1e-6))

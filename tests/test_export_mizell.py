@@ -12,19 +12,21 @@ from stairsense.stream import simulate
 def test_mizell_model_exports_with_parity(tmp_path):
     config = PipelineConfig(rate_hz=30, orientation="mizell")
     data = window_dataset([simulate(minutes=3, rate_hz=30, seed=70 + s) for s in range(1)], config)
-    assert data.X.shape[1] == 158
+    assert data.X.shape[1] == 158 + 36  # two Table 12.1 blocks, then the step context (default 5)
     model = StairstepModel.train(make_stairstep_pipeline(k=10), data.X, data.y, config=config,
                                  feature_names=data.feature_names)
     report = export_model(model, tmp_path / "mizell.onnx", validation=simulate(minutes=1, rate_hz=30, seed=5))
     assert report.parity["decision_agreement"] == 1.0
     onnx_model = OnnxStairModel(tmp_path / "mizell.onnx", config=config)
-    assert onnx_model.n_columns == 6
+    assert onnx_model.n_columns == 6 and onnx_model.n_step_context == 36
     log = simulate(minutes=1, rate_hz=30, seed=6)
     from stairsense import front_end
-    from stairsense.pipeline import window_features_of
+    from stairsense.pipeline import log_features
 
     result = front_end(log, config)
     kept = result.windows.kept
     index, offsets = result.windows.sample_index(kept)
-    expected = model.predict(window_features_of(result.standardized.samples, result.windows, kept))
-    np.testing.assert_array_equal(onnx_model.predict_windows(result.standardized.samples[index], offsets), expected)
+    X = log_features(result, config, log.rate_hz, kept)  # z = Mizell's vertical scalar, h = ‖horizontal‖
+    expected = model.predict(X)
+    got = onnx_model.predict_windows(result.standardized.samples[index], offsets, step_context=X[:, 158:])
+    np.testing.assert_array_equal(got, expected)

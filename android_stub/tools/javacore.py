@@ -64,10 +64,11 @@ class JavaRun:
     samples: np.ndarray   # SAMPLE_DTYPE
     steps: int | None
     error: str | None
+    step_context: np.ndarray | None = None  # (kept windows, 36) when the configuration has step_context > 0
 
 
 def read_run(prefix: Path) -> JavaRun:
-    restarts, windows, steps, error, segment = [], [], None, None, 0
+    restarts, windows, steps, error, segment, context = [], [], None, None, 0, []
     for line in Path(f"{prefix}.windows.txt").read_text().splitlines():
         kind, _, rest = line.partition(" ")
         if kind == "R":
@@ -76,12 +77,15 @@ def read_run(prefix: Path) -> JavaRun:
         elif kind == "W":
             a, b, ts, te, status = rest.split()
             windows.append((segment, int(a), int(b), int(ts), int(te), status))
+        elif kind == "X":
+            context.append([float(v) for v in rest.split()])
         elif kind == "C":
             steps = int(rest)
         elif kind == "E":
             error = rest
     samples = np.fromfile(f"{prefix}.samples.bin", dtype=SAMPLE_DTYPE)
-    return JavaRun(restarts, windows, samples, steps, error)
+    step_context = np.array(context, dtype=np.float64).reshape(-1, 36) if context else None
+    return JavaRun(restarts, windows, samples, steps, error, step_context)
 
 
 class JavaCore:

@@ -5,7 +5,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Signature stub of https://onnxruntime.ai/docs/api/java/ai/onnxruntime/OrtSession.html: run,
+ * Signature stub of https://onnxruntime.ai/docs/api/java/ai/onnxruntime/OrtSession.html: run (one
+ * {@code samples} input, and {@code step_context} when {@link StubRuntime#stepContextShape} is set),
  * getMetadata, getInputInfo, close, and the nested SessionOptions and Result. Answers from
  * {@link StubRuntime} (test scope only).
  */
@@ -15,8 +16,18 @@ public class OrtSession implements AutoCloseable {
 
     public Result run(Map<String, ? extends OnnxTensorLike> inputs) throws OrtException {
         OnnxTensorLike input = inputs.get("samples");
-        if (inputs.size() != 1 || !(input instanceof OnnxTensor)) {
-            throw new OrtException("Unknown input name, expected one of [samples]");
+        int expected = StubRuntime.stepContextShape == null ? 1 : 2;
+        if (inputs.size() != expected || !(input instanceof OnnxTensor)) {
+            throw new OrtException("Unknown or missing input, expected " + getInputInfo().keySet());
+        }
+        if (StubRuntime.stepContextShape != null) {
+            OnnxTensorLike context = inputs.get("step_context");
+            if (!(context instanceof OnnxTensor)
+                    || !java.util.Arrays.equals(((OnnxTensor) context).shape, StubRuntime.stepContextShape)) {
+                throw new OrtException("Missing Input: step_context, or not of shape "
+                        + java.util.Arrays.toString(StubRuntime.stepContextShape));
+            }
+            StubRuntime.stepContexts.add(((OnnxTensor) context).data.clone());
         }
         OnnxTensor tensor = (OnnxTensor) input;
         float score = StubRuntime.scorer.score(tensor.data, tensor.shape);
@@ -32,7 +43,12 @@ public class OrtSession implements AutoCloseable {
     }
 
     public Map<String, NodeInfo> getInputInfo() throws OrtException {
-        return Collections.singletonMap("samples", new NodeInfo(new TensorInfo(StubRuntime.inputShape)));
+        Map<String, NodeInfo> inputs = new java.util.LinkedHashMap<>();
+        inputs.put("samples", new NodeInfo(new TensorInfo(StubRuntime.inputShape)));
+        if (StubRuntime.stepContextShape != null) {
+            inputs.put("step_context", new NodeInfo(new TensorInfo(StubRuntime.stepContextShape)));
+        }
+        return inputs;
     }
 
     @Override

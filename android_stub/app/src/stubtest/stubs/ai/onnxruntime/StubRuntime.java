@@ -15,6 +15,10 @@ public final class StubRuntime {
 
     public static Map<String, String> customMetadata;
     public static long[] inputShape;
+    /** Shape of the graph's {@code step_context} input, or null when the model has none. */
+    public static long[] stepContextShape;
+    /** The {@code step_context} tensors the session was run with, in order. */
+    public static final java.util.List<float[]> stepContexts = new java.util.ArrayList<>();
     public static Scorer scorer;
     public static byte[] lastModel;
 

@@ -8,19 +8,26 @@ import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.TensorInfo;
 import java.nio.FloatBuffer;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
 import org.stairsense.core.ModelConfigException;
 import org.stairsense.core.ModelMetadata;
 import org.stairsense.core.Pipeline;
 import org.stairsense.core.PipelineConfig;
+import org.stairsense.core.StepContext;
 
 /**
  * The exported stair-step model in an ONNX Runtime session: one {@code run} per kept window.
  *
  * <p>The graph ({@code stairsense export}) takes {@code samples: float32 [n, 3]} ({@code [n, 6]} for
- * Mizell models) and returns {@code score: float32 [1]}; score ≥ 0 is STAIR. The session options
- * are the two {@code export/_runtime.py::session_options} sets. The front-end configuration is read
- * from the model's own metadata, so the phone cannot run it with another one.
+ * Mizell models) and returns {@code score: float32 [1]}; score ≥ 0 is STAIR. A model whose
+ * configuration has {@code step_context > 0} also takes {@code step_context: float32 [1, 36]}, the
+ * window's step-context features, which the core {@link Pipeline} computes ({@link StepContext})
+ * and hands over with the window. The session options are the two
+ * {@code export/_runtime.py::session_options} sets. The front-end configuration is read from the
+ * model's own metadata, so the phone cannot run it with another one.
  */
 public final class OrtStairClassifier implements Pipeline.WindowClassifier, AutoCloseable {
     private final OrtEnvironment env = OrtEnvironment.getEnvironment();
@@ -28,6 +35,8 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
     private final PipelineConfig config;
     private final int columns;
     private final long[] shape = new long[2];
+    private final boolean takesStepContext;
+    private final long[] contextShape = {1, StepContext.N_FEATURES};
 
     /**
      * @param model the bytes of the {@code .onnx} file
@@ -40,7 +49,8 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
         options.addConfigEntry("session.disable_quant_qdq", "1");  // fold int8 weights once at load
         session = env.createSession(model, options);
         config = ModelMetadata.configOf(session.getMetadata().getCustomMetadata(), name);
-        NodeInfo input = session.getInputInfo().get("samples");
+        Map<String, NodeInfo> inputs = session.getInputInfo();
+        NodeInfo input = inputs.get("samples");
         if (input == null || !(input.getInfo() instanceof TensorInfo)) {
             throw new ModelConfigException(name + ": no 'samples' tensor input; export the model with stairsense export");
         }
@@ -51,6 +61,18 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
             throw new ModelConfigException(name + ": input 'samples' has shape " + java.util.Arrays.toString(inputShape)
                     + " but orientation '" + config.orientation + "' gives " + expected + " columns");
         }
+        NodeInfo context = inputs.get("step_context");
+        takesStepContext = config.stepContext > 0;
+        if ((context != null) != takesStepContext) {
+            throw new ModelConfigException(name + ": its configuration has step_context=" + config.stepContext
+                    + " but the graph " + (context == null ? "has no" : "has a") + " 'step_context' input; export the "
+                    + "model again with stairsense export");
+        }
+        if (context != null && !(context.getInfo() instanceof TensorInfo
+                && Arrays.equals(((TensorInfo) context.getInfo()).getShape(), contextShape))) {
+            throw new ModelConfigException(name + ": input 'step_context' must be a float32 [1, "
+                    + StepContext.N_FEATURES + "] tensor (the step-context features this core computes)");
+        }
     }
 
     /** The front-end configuration the model was trained with. */
@@ -60,18 +82,40 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
 
     @Override
     public boolean isStair(float[] samples, int rows, int cols) {
+        return isStair(samples, rows, cols, null);
+    }
+
+    @Override
+    public boolean isStair(float[] samples, int rows, int cols, float[] stepContext) {
         if (cols != columns) {
             throw new IllegalArgumentException("the model takes " + columns + " columns, the front end gave " + cols);
+        }
+        if (takesStepContext && stepContext == null) {
+            throw new IllegalArgumentException("the model takes step-context features: run it in a Pipeline built with "
+                    + "its configuration (step_context=" + config.stepContext + ")");
         }
         shape[0] = rows;
         shape[1] = cols;
         try (OnnxTensor tensor = OnnxTensor.createTensor(env, FloatBuffer.wrap(samples, 0, rows * cols), shape);
-             OrtSession.Result result = session.run(Collections.singletonMap("samples", tensor))) {
+             OnnxTensor context = takesStepContext
+                     ? OnnxTensor.createTensor(env, FloatBuffer.wrap(stepContext, 0, StepContext.N_FEATURES), contextShape)
+                     : null;
+             OrtSession.Result result = session.run(inputs(tensor, context))) {
             OnnxValue score = result.get("score").orElseThrow(() -> new IllegalStateException("the model has no 'score' output"));
             return ((OnnxTensor) score).getFloatBuffer().get(0) >= 0f;
         } catch (OrtException e) {
             throw new IllegalStateException("ONNX Runtime failed on a window of " + rows + " samples", e);
         }
+    }
+
+    private static Map<String, OnnxTensor> inputs(OnnxTensor samples, OnnxTensor stepContext) {
+        if (stepContext == null) {
+            return Collections.singletonMap("samples", samples);
+        }
+        Map<String, OnnxTensor> both = new HashMap<>(4);
+        both.put("samples", samples);
+        both.put("step_context", stepContext);
+        return both;
     }
 
     @Override

@@ -22,6 +22,7 @@ import org.stairsense.core.ModelConfigException;
 import org.stairsense.core.Pipeline;
 import org.stairsense.core.PipelineConfig;
 import org.stairsense.core.RawSample;
+import org.stairsense.core.Window;
 
 /**
  * The Android glue driven on the JVM through the signature stubs: a replayed sensor log (two
@@ -58,6 +59,8 @@ class SensorStreamTest {
     void installModel() {
         StubRuntime.customMetadata = metadata(CONFIG);
         StubRuntime.inputShape = new long[] {-1, 3};
+        StubRuntime.stepContextShape = null;
+        StubRuntime.stepContexts.clear();
         StubRuntime.scorer = (data, shape) -> {
             assertEquals(2, shape.length);
             assertEquals(3, shape[1]);
@@ -214,5 +217,61 @@ class SensorStreamTest {
         ModelConfigException sliding = assertThrows(ModelConfigException.class,
                 () -> new OrtStairClassifier(new byte[0], "stairs.onnx"));
         assertTrue(sliding.getMessage().startsWith("stairs.onnx: segmentation='sliding'"), sliding.getMessage());
+    }
+
+    @Test
+    void aStepContextModelGetsEachKeptWindowsFeatures() throws Exception {
+        StubRuntime.customMetadata = metadata(CONFIG.replace("}", ", \"step_context\": 5, \"step_context_gap_s\": 1.5}"));
+        StubRuntime.stepContextShape = new long[] {1, 36};
+        OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "stairs.onnx");
+        assertEquals(5, classifier.config().stepContext);
+        // Oracle: the double features the core computed for each kept window, read by a listener.
+        List<float[]> computed = new ArrayList<>();
+        Pipeline[] pipeline = new Pipeline[1];
+        Pipeline.Listener listener = new Pipeline.Listener() {
+            @Override
+            public void onWindow(Window window, boolean stair) {
+                if (window.kept()) {
+                    double[] f = pipeline[0].stepContextFeatures();
+                    float[] copy = new float[f.length];
+                    for (int k = 0; k < f.length; k++) {
+                        copy[k] = (float) f[k];
+                    }
+                    computed.add(copy);
+                }
+            }
+        };
+        pipeline[0] = new Pipeline(classifier.config(), "rotvec", 50, classifier, listener);
+        double[] row = new double[RawSample.WIDTH];
+        row[RawSample.ROTVEC + 3] = 1.0;  // identity rotation: device frame = ENU
+        long t = 0;
+        for (int i = 0; i < 50 * 60; i++) {
+            double s = t / 1e9;
+            boolean walking = (i / 500) % 3 != 2;  // 10 s walking, 10 s walking, 10 s still, ...
+            row[RawSample.ACC] = 0.4 * Math.sin(2 * Math.PI * 0.9 * s);
+            row[RawSample.ACC + 2] = 9.80665 + (walking ? 2.0 * Math.sin(2 * Math.PI * 1.8 * s) : 0.0);
+            pipeline[0].push(t, row);
+            t += 20_000_000L;
+        }
+        assertTrue(computed.size() > 50, "the stream should have steps: " + computed.size());
+        assertEquals(computed.size(), StubRuntime.stepContexts.size());
+        for (int k = 0; k < computed.size(); k++) {
+            assertArrayEquals(computed.get(k), StubRuntime.stepContexts.get(k), "window " + k);
+        }
+    }
+
+    @Test
+    void aStepContextModelMustDeclareTheInputItsConfigurationNeeds() {
+        StubRuntime.customMetadata = metadata(CONFIG.replace("}", ", \"step_context\": 5, \"step_context_gap_s\": 1.5}"));
+        ModelConfigException missing = assertThrows(ModelConfigException.class,
+                () -> new OrtStairClassifier(new byte[0], "stairs.onnx"));
+        assertTrue(missing.getMessage().contains("step_context=5 but the graph has no 'step_context' input"),
+                missing.getMessage());
+        StubRuntime.customMetadata = metadata(CONFIG);  // an older record: step_context 0
+        StubRuntime.stepContextShape = new long[] {1, 36};
+        ModelConfigException extra = assertThrows(ModelConfigException.class,
+                () -> new OrtStairClassifier(new byte[0], "stairs.onnx"));
+        assertTrue(extra.getMessage().contains("step_context=0 but the graph has a 'step_context' input"),
+                extra.getMessage());
     }
 }

@@ -10,7 +10,10 @@ package org.stairsense.core;
  * <p>The step count is the number of kept windows (spec §3.5: one step per window), and needs no
  * model. With a {@link WindowClassifier}, every kept window's standardized samples are handed to it
  * as float32 {@code [rows, columns]}, the exported model's input; rejected windows are never
- * classified (they are NO_STAIR by the duration filter, which saves the energy).
+ * classified (they are NO_STAIR by the duration filter, which saves the energy). When the model's
+ * configuration has {@code step_context > 0}, every kept window also gets its 36 step-context
+ * features ({@link StepContext}, float32 {@code [1, 36]}: the model's second input); the context
+ * run restarts with the front end after a gap.
  *
  * <p>Not thread-safe: call {@link #push} from one thread (the sensor thread).
  */
@@ -22,6 +25,16 @@ public final class Pipeline {
          * @return true when the window is a stair step
          */
         boolean isStair(float[] samples, int rows, int columns);
+
+        /**
+         * The same window with its step-context features, for models whose configuration has
+         * {@code step_context > 0}; a classifier of such a model must override this method.
+         *
+         * @param stepContext the {@link StepContext#N_FEATURES} float32 features, or null when the model has none
+         */
+        default boolean isStair(float[] samples, int rows, int columns, float[] stepContext) {
+            return isStair(samples, rows, columns);
+        }
     }
 
     /** Optional observer of everything the pipeline produces (all methods default to nothing). */
@@ -48,6 +61,11 @@ public final class Pipeline {
     private final double maxGapNs;
     private final int columns;
     private float[] windowBuffer = new float[0];
+    private final StepContext stepContext;  // null when the model takes no step-context features
+    private final double dt;
+    private double[] zBuffer = new double[0];
+    private double[] hBuffer = new double[0];
+    private final float[] contextBuffer = new float[StepContext.N_FEATURES];
 
     private boolean started;
     private long lastT;
@@ -60,7 +78,8 @@ public final class Pipeline {
     /**
      * @param config the model's configuration ({@link ModelMetadata#configOf})
      * @param method the concrete orientation method ({@link Standardizer#resolveOrientation})
-     * @param nativeRateHz the sensor rate requested; used only by {@code smoothing='count'} without {@code rate_hz}
+     * @param nativeRateHz the sensor rate requested; without {@code rate_hz}, the rate of {@code smoothing='count'}
+     *     and the sample period of the step-context features
      * @param classifier scores kept windows, or null to count steps only
      * @param listener observer, or null
      */
@@ -73,6 +92,8 @@ public final class Pipeline {
         this.classifier = classifier;
         this.listener = listener;
         this.maxGapNs = config.maxGapS * 1e9;
+        this.stepContext = config.stepContext > 0 ? new StepContext(config.stepContext, config.stepContextGapS) : null;
+        this.dt = 1.0 / (config.rateHz > 0 ? config.rateHz : nativeRateHz);
     }
 
     /**
@@ -107,6 +128,9 @@ public final class Pipeline {
     private void restart(long tNs) {
         frontEnd.reset();
         tail.reset();
+        if (stepContext != null) {
+            stepContext.reset();
+        }
         if (resampler != null) {
             resampler.reset();
         }
@@ -122,7 +146,7 @@ public final class Pipeline {
             return;
         }
         Standardizer std = frontEnd.standardizer();
-        tail.add(tNs, std.sample);
+        tail.add(tNs, std.sample, std.verticalAcc);
         if (listener != null) {
             listener.onSample(frontEnd.standardizedCount() - 1, tNs, std.sample, std.verticalAcc);
         }
@@ -133,13 +157,16 @@ public final class Pipeline {
         boolean stair = false;
         if (window.kept()) {
             steps++;
+            int rows = (int) (window.stop - window.start);
+            if (stepContext != null) {
+                pushStepContext(window, rows);
+            }
             if (classifier != null) {
-                int rows = (int) (window.stop - window.start);
                 if (windowBuffer.length < rows * columns) {
                     windowBuffer = new float[rows * columns * 2];
                 }
                 tail.copy(window.start, window.stop, windowBuffer);
-                stair = classifier.isStair(windowBuffer, rows, columns);
+                stair = classifier.isStair(windowBuffer, rows, columns, stepContext == null ? null : contextBuffer);
                 if (stair) {
                     stairSteps++;
                 }
@@ -148,6 +175,27 @@ public final class Pipeline {
         if (listener != null) {
             listener.onWindow(window, stair);
         }
+    }
+
+    /** Every kept window enters the context, classified or not, as in Python's batch form. */
+    private void pushStepContext(Window window, int rows) {
+        if (zBuffer.length < rows) {
+            zBuffer = new double[rows * 2];
+            hBuffer = new double[rows * 2];
+        }
+        tail.stepSignals(window.start, window.stop, zBuffer, hBuffer);
+        double[] features = stepContext.push(zBuffer, hBuffer, rows, dt, window.tStartNs, window.tEndNs);
+        for (int k = 0; k < features.length; k++) {
+            contextBuffer[k] = (float) features[k];
+        }
+    }
+
+    /**
+     * The step-context features (double) of the last kept window, or null when the model takes none;
+     * reused, valid until the next kept window.
+     */
+    public double[] stepContextFeatures() {
+        return stepContext == null ? null : stepContext.features;
     }
 
     /** Steps counted: kept windows, each one step (works without a model). */

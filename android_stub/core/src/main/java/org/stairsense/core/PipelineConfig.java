@@ -13,7 +13,8 @@ import java.util.Set;
  * <p>A phone never builds one by hand: {@link ModelMetadata#configOf} reads it from the exported
  * model's {@code stairsense.config} metadata, so the front end always matches the classifier.
  * Every key Python writes must be present and no other: a model from a newer exporter with a key
- * this core does not know is refused rather than run with that key ignored.
+ * this core does not know is refused rather than run with that key ignored. The one exception is
+ * a key added later ({@link #RECORDED_BEFORE}): an older record without it meant its old value.
  */
 public final class PipelineConfig {
     /** Smoothing buffer eviction (spec §3.3). */
@@ -23,7 +24,14 @@ public final class PipelineConfig {
     static final List<String> KEYS = Arrays.asList(
             "rate_hz", "smoothing", "smooth_ms", "gravity_ms", "orientation", "segmentation",
             "peak_threshold", "valley_threshold", "hysteresis", "min_step_s", "max_step_s",
-            "window_ms", "window_overlap", "max_gap_s");
+            "window_ms", "window_overlap", "max_gap_s", "step_context", "step_context_gap_s");
+
+    /**
+     * Keys added after configurations were first recorded in model files, with the value that
+     * reproduces what a record without them meant (Python's {@code PipelineConfig.from_record}):
+     * a model exported before the step context took the 79 Table 12.1 features only.
+     */
+    static final Map<String, Object> RECORDED_BEFORE = Map.of("step_context", 0.0, "step_context_gap_s", 1.5);
 
     /** Orientation methods the Java core implements ({@code ahrs} needs the Madgwick filter, which it does not have). */
     static final List<String> ORIENTATIONS = Arrays.asList("auto", "rotvec", "vertical", "linear", "mizell");
@@ -41,8 +49,14 @@ public final class PipelineConfig {
     public final double minStepS;
     public final double maxStepS;
     public final double maxGapS;
+    /** Kept steps in the step-context block (0: the model takes the Table 12.1 features only, no {@code step_context} input). */
+    public final int stepContext;
+    /** A longer pause (s) between kept windows starts a new step-context run. */
+    public final double stepContextGapS;
 
-    private PipelineConfig(Map<String, Object> values) {
+    private PipelineConfig(Map<String, Object> recorded) {
+        Map<String, Object> values = new java.util.HashMap<>(RECORDED_BEFORE);
+        values.putAll(recorded);
         Set<String> unknown = new LinkedHashSet<>(values.keySet());
         unknown.removeAll(KEYS);
         if (!unknown.isEmpty()) {
@@ -75,6 +89,12 @@ public final class PipelineConfig {
         positive(values, "window_ms");
         double overlap = number(values, "window_overlap");
         maxGapS = positive(values, "max_gap_s");
+        double context = nonNegative(values, "step_context");
+        if (context != Math.rint(context) || context > 1000) {
+            throw new ModelConfigException("step_context must be a whole number of steps in [0, 1000], got " + context);
+        }
+        stepContext = (int) context;
+        stepContextGapS = positive(values, "step_context_gap_s");
         if (rate != null && !(rateHz > 0)) {
             throw new ModelConfigException("rate_hz must be > 0 or null, got " + rateHz);
         }

@@ -10,6 +10,7 @@ public final class SampleTail {
     private final long keepNs;
     private long[] t = new long[64];
     private double[] values;
+    private double[] vertical;
     private long first;  // global index of the oldest sample held
     private int mask = 63;  // capacity - 1 (a power of two: an index mask instead of a division)
     private int head;
@@ -18,6 +19,7 @@ public final class SampleTail {
     public SampleTail(int columns, double maxStepS) {
         this.columns = columns;
         this.values = new double[t.length * columns];
+        this.vertical = new double[t.length];
         // One millisecond of slack: the filter compares seconds as doubles, this compares nanoseconds.
         this.keepNs = (long) Math.ceil(maxStepS * 1e9) + 1_000_000L;
     }
@@ -28,8 +30,11 @@ public final class SampleTail {
         size = 0;
     }
 
-    /** Append standardized sample number {@code first + size}, dropping those too old for any kept window. */
-    public void add(long tNs, double[] sample) {
+    /**
+     * Append standardized sample number {@code first + size} and its vertical dynamic acceleration,
+     * dropping those too old for any kept window.
+     */
+    public void add(long tNs, double[] sample, double verticalAcc) {
         while (size > 0 && t[head] < tNs - keepNs) {
             head = (head + 1) & mask;
             size--;
@@ -41,6 +46,7 @@ public final class SampleTail {
         int i = (head + size) & mask;
         t[i] = tNs;
         System.arraycopy(sample, 0, values, i * columns, columns);
+        vertical[i] = verticalAcc;
         size++;
     }
 
@@ -52,10 +58,7 @@ public final class SampleTail {
      * @throws IllegalStateException when the window is no longer (or not yet) held
      */
     public int copy(long start, long stop, float[] out) {
-        if (start < first || stop > first + size) {
-            throw new IllegalStateException("samples [" + start + ", " + stop + ") are not in the tail [" + first
-                    + ", " + (first + size) + "): only windows up to max_step_s are held");
-        }
+        check(start, stop);
         int n = 0;
         for (long g = start; g < stop; g++) {
             int base = ((head + (int) (g - first)) & mask) * columns;
@@ -66,17 +69,55 @@ public final class SampleTail {
         return n;
     }
 
+    /**
+     * The two signals of the step-context shape for samples {@code [start, stop)}: {@code z}, the
+     * vertical dynamic acceleration, and {@code h}, the horizontal magnitude: {@code hypot(x, y)} of
+     * an ENU sample, the norm of Mizell's horizontal vector (columns 3..5).
+     *
+     * @return the number of samples written to each array
+     * @throws IllegalStateException when the window is no longer (or not yet) held
+     */
+    public int stepSignals(long start, long stop, double[] z, double[] h) {
+        check(start, stop);
+        int n = 0;
+        for (long g = start; g < stop; g++) {
+            int i = (head + (int) (g - first)) & mask;
+            int base = i * columns;
+            z[n] = vertical[i];
+            if (columns == 6) {
+                double a = values[base + 3];
+                double b = values[base + 4];
+                double c = values[base + 5];
+                h[n] = Math.sqrt(a * a + b * b + c * c);
+            } else {
+                h[n] = Math.hypot(values[base], values[base + 1]);
+            }
+            n++;
+        }
+        return n;
+    }
+
+    private void check(long start, long stop) {
+        if (start < first || stop > first + size) {
+            throw new IllegalStateException("samples [" + start + ", " + stop + ") are not in the tail [" + first
+                    + ", " + (first + size) + "): only windows up to max_step_s are held");
+        }
+    }
+
     private void grow() {
         int n = t.length * 2;
         long[] t2 = new long[n];
         double[] v2 = new double[n * columns];
+        double[] z2 = new double[n];
         for (int k = 0; k < size; k++) {
             int i = (head + k) & mask;
             t2[k] = t[i];
             System.arraycopy(values, i * columns, v2, k * columns, columns);
+            z2[k] = vertical[i];
         }
         t = t2;
         values = v2;
+        vertical = z2;
         head = 0;
         mask = n - 1;
     }

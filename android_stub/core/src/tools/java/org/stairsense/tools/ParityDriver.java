@@ -29,7 +29,9 @@ import org.stairsense.core.Window;
  * {@code session.get_modelmeta().custom_metadata_map} gives; the configuration is then read through
  * {@code ModelMetadata.configOf}, the phone's path). METHOD is a concrete orientation method or {@code auto} (resolved from whether the first row
  * has a rotation vector). Writes {@code OUT.windows.txt}: {@code R t_ns} at a restart after a gap,
- * {@code W start stop t_start t_end STATUS} per window, and last {@code C steps}; and
+ * {@code W start stop t_start t_end STATUS} per window, followed for a kept window of a configuration
+ * with {@code step_context > 0} by {@code X f1 ... f36} (its step-context features, Java's
+ * {@code Double.toString}: they read back exactly), and last {@code C steps}; and
  * {@code OUT.samples.bin}: per standardized sample, little-endian int64 segment, index, t_ns, then
  * 6 float64 columns (NaN-padded) and the vertical float64. An exception is written as
  * {@code E message} and the exit status is 3.
@@ -96,6 +98,7 @@ public final class ParityDriver {
                     method = Standardizer.resolveOrientation(config, rotvec, linacc);
                 }
                 Pipeline pipeline = new Pipeline(config, method, Double.parseDouble(args[2]), null, recorder);
+                recorder.pipeline = pipeline;
                 double[] raw = new double[RawSample.WIDTH];
                 for (int i = 0; i < log.size(); i++) {
                     System.arraycopy(log.rows, i * RawSample.WIDTH, raw, 0, RawSample.WIDTH);
@@ -117,6 +120,7 @@ public final class ParityDriver {
         private final OutputStream samples;
         private final ByteBuffer row = ByteBuffer.allocate(3 * 8 + 7 * 8).order(ByteOrder.LITTLE_ENDIAN);
         private long segment;
+        Pipeline pipeline;
 
         Recorder(PrintWriter windows, OutputStream samples) {
             this.windows = windows;
@@ -147,6 +151,14 @@ public final class ParityDriver {
         @Override
         public void onWindow(Window w, boolean stair) {
             windows.println("W " + w.start() + " " + w.stop() + " " + w.tStartNs() + " " + w.tEndNs() + " " + w.status());
+            double[] context = pipeline.stepContextFeatures();
+            if (w.kept() && context != null) {
+                StringBuilder line = new StringBuilder("X");
+                for (double f : context) {
+                    line.append(' ').append(f);
+                }
+                windows.println(line);
+            }
         }
 
         void flush() throws IOException {
