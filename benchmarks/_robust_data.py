@@ -1,6 +1,7 @@
 """Window tables for the robustness benchmarks, cached on disk (UCI HAPT, Oxford, simulated placements).
 
-Each table is ``(X, y, meta)`` with one row per kept window: the 79 features, 1 = STAIR, and a dict of
+Each table is ``(X, y, meta)`` with one row per kept window: the configuration's features (the 79 of
+Table 12.1, then the 36 step-context ones when ``step_context > 0``), 1 = STAIR, and a dict of
 per-window arrays (``subject``, ``placement``, ``device``, ``dataset``). Building them runs every
 recording through the front end once per configuration (minutes on a shared machine), so the
 result is cached under ``benchmarks/out/robust``, keyed by the configuration and the front-end code.

@@ -7,7 +7,7 @@ one run each: it takes tens of seconds) on the same scaled features, and on
 ``make_classification`` data of the same shape. Correctness: every solve reports its certified
 relative duality gap, the two solvers' objectives are compared, and on a 300-window subsample the
 KOMD optimum is checked against a generic QP solver (SLSQP). The features are the front end's
-windows of the fused UCI logs with ``PipelineConfig(rate_hz=30)``, cached in ``benchmarks/out``
+windows of the fused UCI logs with ``PipelineConfig(rate_hz=30, step_context=0)``, cached in ``benchmarks/out``
 (building them the first time takes ~5 minutes). Writes ``benchmarks/results/easymkl_real.md``.
 
 Run: ``.venv/bin/python benchmarks/bench_easymkl_real.py [--repeats 5]``
@@ -40,7 +40,7 @@ LAMS = (0.1, 0.01)
 
 
 def real_features():
-    X, y, _ = cached_windows(fused_uci_logs(data_dir("uci-hapt")), PipelineConfig(rate_hz=30))
+    X, y, _ = cached_windows(fused_uci_logs(data_dir("uci-hapt")), PipelineConfig(rate_hz=30, step_context=0))
     return make_feature_scaler().fit_transform(X), y
 
 
@@ -135,7 +135,7 @@ def main():
         f"{git_commit(ROOT)}; one BLAS thread; load average {load_before} before, {load_average()} after "
         "(2 cores shared by up to 8 agents).",
         "",
-        "Features: the 79 window features of the fused UCI HAPT logs, `PipelineConfig(rate_hz=30)`, scaled to "
+        "Features: the 79 window features of the fused UCI HAPT logs, `PipelineConfig(rate_hz=30, step_context=0)`, scaled to "
         "[-1, 1] (the stair pipeline's scaler); synthetic: `make_classification` of the same shape (12 informative, "
         "6 redundant), same scaler. Selector: medians of the wall and CPU time of the whole `fit` over the repeats. Old solver "
         "(L-BFGS on the d-dim dual, what the selector used before issue 10): one run, `max_iter=10000`, on the "

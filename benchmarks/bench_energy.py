@@ -56,7 +56,7 @@ MEASURES = ("export/", "stream/", ":!stream/_csv_*", ":!stream/_parquet.py", ":!
             ":!stream/_import.py", "features/", "models/mkl/", "models/stairstep/", "stairsense/_energy_optimise.py",
             "stairsense/_cli_energy.py", "stairsense/_train.py", "stairsense/pipeline.py")
 RESULTS = ROOT / "results"
-THESIS = PipelineConfig(rate_hz=30, orientation="rotvec", smoothing="time", segmentation="pattern")
+THESIS = PipelineConfig(rate_hz=30, orientation="rotvec", smoothing="time", segmentation="pattern", step_context=0)
 VARIANTS = {
     "thesis: 30 Hz rotvec, smoothed, pattern": THESIS,
     "sliding 500 ms / 50 %": THESIS.replace(segmentation="sliding"),
@@ -166,7 +166,8 @@ def pricing_speed(lines, cache: Path):
 
 
 DATA = ROOT.parent.parent / "shared" / "data" / "uci-hapt" / "RawData"
-THESIS_FRONT_END = PipelineConfig(rate_hz=30, orientation="rotvec", smoothing="time", segmentation="pattern")
+THESIS_FRONT_END = PipelineConfig(rate_hz=30, orientation="rotvec", smoothing="time", segmentation="pattern",
+                                  step_context=0)
 
 
 class LoadSampler:

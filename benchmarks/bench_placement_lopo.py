@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MEASURES = ("stream/", ":!stream/_csv_*", ":!stream/_parquet.py", ":!stream/_convert.py",
             ":!stream/_import.py", "features/", "models/mkl/", "models/stairstep/", "stairsense/pipeline.py",
             "benchmarks/_robust_data.py")
-CONFIG = PipelineConfig(rate_hz=30, orientation="vertical")
+CONFIG = PipelineConfig(rate_hz=30, orientation="vertical", step_context=0)
 
 
 def main(argv=None):

@@ -118,7 +118,7 @@ def selection_comparison(users, ks):
 
     uci = data_dir("uci-hapt")
     subjects = sorted({user for _, user in uci_hapt_experiments(uci)})[:users]
-    data = window_dataset(load_uci_hapt(uci, user=subjects), PipelineConfig())
+    data = window_dataset(load_uci_hapt(uci, user=subjects), PipelineConfig(step_context=0))
     rows = {k: [] for k in ks}
     correlations, path_times, easymkl_times = [], [], []
     komd = KOMDClassifier(lam=0.1, kernel="rbf", gamma="scale")

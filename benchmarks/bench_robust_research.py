@@ -58,7 +58,7 @@ MEASURES = ("stream/", ":!stream/_csv_*", ":!stream/_parquet.py", ":!stream/_con
             ":!stream/_import.py", "features/", "models/mkl/", "models/stairstep/", "stairsense/pipeline.py",
             "benchmarks/_robust_data.py", "benchmarks/_research_streams.py", "benchmarks/_research_features.py",
             "benchmarks/bench_robustness.py")
-CONFIG = PipelineConfig(rate_hz=30, orientation="vertical")
+CONFIG = PipelineConfig(rate_hz=30, orientation="vertical", step_context=0)  # adds its own research features
 LAM, GAMMA = 0.01, 2.0**-5
 AMPLITUDES = (0.7, 1.4)
 # Step features that carry amplitude (m/s², m/s, m): left out of the amplitude-free "norm" set.
