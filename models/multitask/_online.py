@@ -50,7 +50,7 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from ._feature_maps import feature_map_from_spec, kernel_from_spec
 from ._online_compiled import INSERT, REMOVE, REPEAT, task_step
 
-__all__ = ["OnlineMultiTaskLearner", "UnknownEntryError", "SNAPSHOT_FORMAT"]
+__all__ = ["OnlineMultiTaskLearner", "UnknownEntryError", "FrozenState", "SNAPSHOT_FORMAT"]
 
 SNAPSHOT_FORMAT = "stairsense-online-mtl/1"
 
@@ -122,7 +122,7 @@ def ldl_border(L, D, n, kbar, kxx, pivot_tol):
 class _Task:
     """One task's private state (spec §3.4 "undisclosed"): the first ``size`` slots are live."""
 
-    __slots__ = ("h", "y", "w", "R", "size", "pos")
+    __slots__ = ("h", "y", "w", "R", "size", "pos", "frozen", "views")
 
     def __init__(self, capacity=8):
         self.h = np.zeros(capacity, dtype=np.int64)
@@ -131,6 +131,14 @@ class _Task:
         self.R = np.zeros((capacity, capacity))
         self.size = 0
         self.pos = {}  # input id -> position in h
+        self.frozen = False  # a FrozenState holds h, y, w, R: copy them before the next change
+        self.views = None  # (h, y, w, R) cut to size, as handed to the FrozenStates since the last change
+
+    def thaw(self):
+        """Copy-on-write: give this task private arrays before changing them in place."""
+        if self.frozen:
+            self.h, self.y, self.w, self.R = self.h.copy(), self.y.copy(), self.w.copy(), self.R.copy()
+            self.frozen, self.views = False, None
 
     def reserve(self, size):
         if size > self.h.shape[0]:
@@ -140,6 +148,7 @@ class _Task:
 
     def step(self, kind, p, s, krow, Kt, one_minus_alpha, y, w, lam, A, b, Phi):
         """The task part of Alg. 5 / §3.7-2 plus the shared rank-one step (``task_step``)."""
+        self.thaw()
         if kind == INSERT:
             if self.size == self.h.shape[0]:
                 self.reserve(self.size + 1)
@@ -151,6 +160,7 @@ class _Task:
 
     def drop(self, p):
         """Remove position ``p`` (after a REMOVE step zeroed it), keeping the order of the others."""
+        self.thaw()
         ell = self.size
         keep = np.r_[0:p, p + 1 : ell]
         del self.pos[int(self.h[p])]
@@ -166,6 +176,7 @@ class _Task:
 
     def resolve(self, ktilde_block, lam):
         """Rebuild ``R`` from scratch (§3.7-3): ``((1−α)K̃ + λW)^{-1}`` by Cholesky."""
+        self.thaw()
         ell = self.size
         M = ktilde_block + np.diag(lam * self.w[:ell])
         R = cho_solve(cho_factor(M, lower=True), np.eye(ell))
@@ -495,6 +506,11 @@ class OnlineMultiTaskLearner:
         """
         n = self.n_inputs
         X = self._X[:n]
+        # Fresh buffers: a FrozenState may hold the old prefixes, which must not change under it.
+        if self.feature_mode:
+            self._Phi = self._Phi.copy()
+        else:
+            self._L, self._D, self._Kt = self._L.copy(), self._D.copy(), self._Kt.copy()
         if self.feature_mode:
             self._Phi[:n] = self.feature_map(X) if n else self._Phi[:0]
             self._A[:] = 0.0
@@ -525,6 +541,17 @@ class OnlineMultiTaskLearner:
         self._derived = None
 
     # --------------------------------------------------------------- snapshot
+    def freeze(self):
+        """The state now, as a :class:`FrozenState`, in O(number of tasks) time.
+
+        Copy-on-write: the frozen state holds the learner's own arrays; what only grows (inputs,
+        feature rows, the LDLᵀ factor) is never written below the frozen length, ``A`` and ``b``
+        are copied (r×r in feature-map mode), and each task copies its arrays before its next
+        change (``_Task.thaw``).  So the frozen state can be serialised later, from another
+        thread, while this learner goes on updating (the server's background checkpoint).
+        """
+        return FrozenState(self)
+
     def snapshot(self):
         """Full server state as ``(arrays, meta)``: numpy arrays + a JSON-serialisable dict.
 
@@ -533,31 +560,7 @@ class OnlineMultiTaskLearner:
         bit-identical to this one's.  Per-task arrays are concatenated in task order
         (``task_sizes`` gives the lengths; ``task_R`` holds each ``R^j`` row-major).
         """
-        n = self.n_inputs
-        sts = list(self._tasks.values())
-        arrays = {
-            "X": self._X[:n].copy(),
-            "A": (self._A if self.feature_mode else self._A[:n, :n]).copy(),
-            "b": (self._b if self.feature_mode else self._b[:n]).copy(),
-            "task_sizes": np.array([st.size for st in sts], dtype=np.int64),
-            "task_h": np.concatenate([st.h[: st.size] for st in sts]) if sts else np.zeros(0, np.int64),
-            "task_y": np.concatenate([st.y[: st.size] for st in sts]) if sts else np.zeros(0),
-            "task_w": np.concatenate([st.w[: st.size] for st in sts]) if sts else np.zeros(0),
-            "task_R": np.concatenate([st.R[: st.size, : st.size].ravel() for st in sts]) if sts else np.zeros(0),
-        }
-        if self.feature_mode:
-            arrays["Phi"] = self._Phi[:n].copy()
-        else:
-            arrays.update(L=self._L[:n, :n].copy(), D=self._D[:n].copy(), Kt=self._Kt[:n, :n].copy())
-        meta = {
-            "format": SNAPSHOT_FORMAT,
-            **self.params(),
-            "n_features_in": self._dim,
-            "n_updates": self.n_updates,
-            "tasks": list(self._tasks),
-        }
-        json.dumps(meta)  # fail here, not in the caller's database, if something is not JSON
-        return arrays, meta
+        return self.freeze().snapshot()
 
     @classmethod
     def from_snapshot(cls, arrays, meta):
@@ -595,3 +598,64 @@ class OnlineMultiTaskLearner:
             off, roff = off + size, roff + size * size
         self.n_updates = int(meta["n_updates"])
         return self
+
+
+class FrozenState:
+    """An :class:`OnlineMultiTaskLearner`'s state at one moment, by reference (see
+    :meth:`OnlineMultiTaskLearner.freeze`).  Read-only.
+
+    Attributes
+    ----------
+    n_inputs : int
+        Distinct inputs at the moment of freezing.
+    inputs : dict of str to ndarray
+        The append-only arrays, rows ``0 … n_inputs − 1``: ``X`` (and ``Phi`` in feature-map mode;
+        ``L``, ``D``, ``Kt`` in exact mode).
+    dense : dict of str to ndarray
+        ``A`` and ``b`` (copies).
+    tasks : list of tuple
+        ``(task, h, y, w, R)`` per task in task order, each array cut to the task's size.  A task
+        that did not change between two freezes has the *same* array objects in both (``is``):
+        an incremental checkpoint writes only the tasks whose arrays differ.
+    meta : dict
+        JSON-serialisable parameters and counters (as in :meth:`OnlineMultiTaskLearner.snapshot`).
+    """
+
+    def __init__(self, learner):
+        n = learner.n_inputs
+        self.n_inputs = n
+        self.inputs = {"X": learner._X[:n]}
+        if learner.feature_mode:
+            self.inputs["Phi"] = learner._Phi[:n]
+            self.dense = {"A": learner._A.copy(), "b": learner._b.copy()}
+        else:
+            self.inputs.update(L=learner._L[:n, :n], D=learner._D[:n], Kt=learner._Kt[:n, :n])
+            self.dense = {"A": learner._A[:n, :n].copy(), "b": learner._b[:n].copy()}
+        self.tasks = []
+        for task, st in learner._tasks.items():
+            if st.views is None:
+                ell = st.size
+                st.views = (st.h[:ell], st.y[:ell], st.w[:ell], st.R[:ell, :ell])
+            st.frozen = True
+            self.tasks.append((task, *st.views))
+        self.meta = {
+            "format": SNAPSHOT_FORMAT,
+            **learner.params(),
+            "n_features_in": learner._dim,
+            "n_updates": learner.n_updates,
+            "tasks": [t[0] for t in self.tasks],
+        }
+        json.dumps(self.meta)  # fail here, not in the caller's database, if something is not JSON
+
+    def snapshot(self):
+        """``(arrays, meta)`` exactly as :meth:`OnlineMultiTaskLearner.snapshot` at freezing time."""
+        sts = self.tasks
+        arrays = {k: v.copy() for k, v in {**self.inputs, **self.dense}.items()}
+        arrays.update(
+            task_sizes=np.array([len(t[1]) for t in sts], dtype=np.int64),
+            task_h=np.concatenate([t[1] for t in sts]) if sts else np.zeros(0, np.int64),
+            task_y=np.concatenate([t[2] for t in sts]) if sts else np.zeros(0),
+            task_w=np.concatenate([t[3] for t in sts]) if sts else np.zeros(0),
+            task_R=np.concatenate([t[4].ravel() for t in sts]) if sts else np.zeros(0),
+        )
+        return arrays, dict(self.meta)
