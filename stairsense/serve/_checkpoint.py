@@ -89,6 +89,7 @@ class CheckpointWriter:
         self._store.truncate_log(kept[0])
         self._store.collect_checkpoint_garbage()
         return {"seq": seq, "inputs_written": len(X), "tasks_written": len(changed), "tasks": len(frozen.tasks),
+                "part_bytes": X.nbytes + sum(sum(a.nbytes for a in entry[1:]) for entry in changed),
                 "seconds": time.perf_counter() - started}
 
     def close(self) -> None:
