@@ -122,7 +122,7 @@ def ldl_border(L, D, n, kbar, kxx, pivot_tol):
 class _Task:
     """One task's private state (spec §3.4 "undisclosed"): the first ``size`` slots are live."""
 
-    __slots__ = ("h", "y", "w", "R", "size", "pos", "frozen", "views")
+    __slots__ = ("h", "y", "w", "R", "size", "pos", "frozen")
 
     def __init__(self, capacity=8):
         self.h = np.zeros(capacity, dtype=np.int64)
@@ -132,13 +132,12 @@ class _Task:
         self.size = 0
         self.pos = {}  # input id -> position in h
         self.frozen = False  # a FrozenState holds h, y, w, R: copy them before the next change
-        self.views = None  # (h, y, w, R) cut to size, as handed to the FrozenStates since the last change
 
     def thaw(self):
         """Copy-on-write: give this task private arrays before changing them in place."""
         if self.frozen:
             self.h, self.y, self.w, self.R = self.h.copy(), self.y.copy(), self.w.copy(), self.R.copy()
-            self.frozen, self.views = False, None
+            self.frozen = False
 
     def reserve(self, size):
         if size > self.h.shape[0]:
@@ -614,9 +613,10 @@ class FrozenState:
     dense : dict of str to ndarray
         ``A`` and ``b`` (copies).
     tasks : list of tuple
-        ``(task, h, y, w, R)`` per task in task order, each array cut to the task's size.  A task
-        that did not change between two freezes has the *same* array objects in both (``is``):
-        an incremental checkpoint writes only the tasks whose arrays differ.
+        ``(task, h, y, w, R, size)`` per task in task order: the task's buffers, of which the first
+        ``size`` entries (``R[:size, :size]``) are live.  A task that did not change between two
+        freezes has the *same* buffer objects in both (``is``): an incremental checkpoint writes
+        only the tasks whose buffers differ.
     meta : dict
         JSON-serialisable parameters and counters (as in :meth:`OnlineMultiTaskLearner.snapshot`).
     """
@@ -632,12 +632,9 @@ class FrozenState:
             self.inputs.update(L=learner._L[:n, :n], D=learner._D[:n], Kt=learner._Kt[:n, :n])
             self.dense = {"A": learner._A[:n, :n].copy(), "b": learner._b[:n].copy()}
         self.tasks = []
-        for task, st in learner._tasks.items():
-            if st.views is None:
-                ell = st.size
-                st.views = (st.h[:ell], st.y[:ell], st.w[:ell], st.R[:ell, :ell])
+        for task, st in learner._tasks.items():  # no slicing here: this runs on the caller's hot path
             st.frozen = True
-            self.tasks.append((task, *st.views))
+            self.tasks.append((task, st.h, st.y, st.w, st.R, st.size))
         self.meta = {
             "format": SNAPSHOT_FORMAT,
             **learner.params(),
@@ -649,7 +646,7 @@ class FrozenState:
 
     def snapshot(self):
         """``(arrays, meta)`` exactly as :meth:`OnlineMultiTaskLearner.snapshot` at freezing time."""
-        sts = self.tasks
+        sts = [(t[0], *FrozenState.live(t)) for t in self.tasks]
         arrays = {k: v.copy() for k, v in {**self.inputs, **self.dense}.items()}
         arrays.update(
             task_sizes=np.array([len(t[1]) for t in sts], dtype=np.int64),
@@ -659,3 +656,9 @@ class FrozenState:
             task_R=np.concatenate([t[4].ravel() for t in sts]) if sts else np.zeros(0),
         )
         return arrays, dict(self.meta)
+
+    @staticmethod
+    def live(entry):
+        """``(h, y, w, R)`` of one :attr:`tasks` entry, cut to the task's size (views)."""
+        _, h, y, w, R, ell = entry
+        return h[:ell], y[:ell], w[:ell], R[:ell, :ell]

@@ -74,11 +74,12 @@ class CheckpointWriter:
         home, changed = [], []
         for entry in frozen.tasks:
             old = before.get(entry[0])
-            if old is not None and entry[0] in previous_home and all(a is b for a, b in zip(entry[1:], old[1:])):
+            if old is not None and entry[0] in previous_home and all(a is b for a, b in zip(entry[1:5], old[1:5])) \
+                    and entry[5] == old[5]:
                 home.append(previous_home[entry[0]])
             else:
                 home.append(seq)
-                changed.append(entry)
+                changed.append((entry[0], *frozen.live(entry)))
         X = frozen.inputs["X"][start:]
         self._store.save_checkpoint_parts(seq, start, X, changed)
         manifest = {k: v for k, v in frozen.inputs.items() if k not in ("X", "Phi")}  # exact mode: L, D, Kt

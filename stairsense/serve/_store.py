@@ -241,7 +241,7 @@ class Store(ABC):
         """A transaction where the checkpoint parts live (the main database unless overridden)."""
         return self._transaction()
 
-    def save_checkpoint_parts(self, seq: int, start: int, X: np.ndarray, tasks: list) -> None:
+    def save_checkpoint_parts(self, seq: int, start: int, X: np.ndarray, tasks: list, chunk_bytes: int = 4 << 20) -> None:
         """Durably write the bulk of the checkpoint at op ``seq``, without the writer lock: the
         input rows ``[start, start + len(X))`` and the state of each task in ``tasks``
         (``(task, h, y, w, R)``, see ``FrozenState``).
@@ -253,13 +253,20 @@ class Store(ABC):
                                                         np.ascontiguousarray(a, dtype="<i8").tobytes()
                                                         for a in (h, y, w, R)))
                 for task, h, y, w, R in tasks]
-        with self._parts_transaction() as cur:
-            if len(X):
+        if len(X):
+            with self._parts_transaction() as cur:
                 cur.execute(self._sql("INSERT INTO checkpoint_inputs (start, stop, x) VALUES (?, ?, ?) "
                                       "ON CONFLICT DO NOTHING"), (start, start + len(X), _f8(X)))
-            if rows:
+        # A few MB per transaction: each commit's fsync then flushes a few MB, not the whole
+        # checkpoint at once, so the log's own fsyncs meanwhile do not queue behind one big flush.
+        while rows:
+            size, batch = 0, []
+            while rows and (not batch or size + len(rows[-1][3]) <= chunk_bytes):
+                batch.append(rows.pop())
+                size += len(batch[-1][3])
+            with self._parts_transaction() as cur:
                 cur.executemany(self._sql("INSERT INTO checkpoint_tasks (task, seq, size, state) VALUES (?, ?, ?, ?) "
-                                          "ON CONFLICT DO NOTHING"), rows)
+                                          "ON CONFLICT DO NOTHING"), batch)
 
     def register_checkpoint(self, seq: int, arrays: dict, meta: dict, keep: int = 2) -> list[int]:
         """Make the checkpoint at op ``seq`` the newest: its manifest (``arrays`` = the dense
