@@ -38,3 +38,29 @@ def test_the_shared_rank_one_step_adds_gamma_v_vT_exactly_and_stays_symmetric(se
     task_step(R, h, yv, wv, size, REMOVE, 0, 0, np.zeros(0), np.zeros((0, 0)), 0.5, 0.0, 1.0, 0.1, A, b, Phi)
     np.testing.assert_array_equal(A, A.T)
     np.testing.assert_array_equal(R[:size, :size], R[:size, :size].T)
+
+
+def test_inputs_and_feature_rows_survive_growth_filled_ahead():
+    """Feature-map mode grows X and Phi by filling larger buffers ahead (``_fill_ahead``): after
+    several doublings every row is still the input given and its feature row, bit for bit, and a
+    state frozen before a doubling is unchanged by it."""
+    from stairsense.models.multitask import OnlineMultiTaskLearner
+
+    rng = np.random.default_rng(0)
+    learner = OnlineMultiTaskLearner(alpha=0.5, lam=1.0, task_kernel={"name": "rbf", "gamma": 0.1},
+                                     feature_map={"name": "rff", "n_features_in": 5, "n_components": 16,
+                                                  "gamma": 0.1, "seed": 0})
+    X = rng.normal(size=(5000, 5))
+    frozen = []
+    for i, x in enumerate(X):  # capacities 1024 -> 2048 -> 4096 -> 8192, filled ahead from half
+        learner.update(i % 7, x, float(i % 3))
+        if i in (1500, 3000):
+            frozen.append((i + 1, learner.freeze(), learner.snapshot()))
+    arrays, _ = learner.snapshot()
+    np.testing.assert_array_equal(arrays["X"], X)
+    np.testing.assert_array_equal(arrays["Phi"], np.vstack([learner.feature_map(x)[0] for x in X]))
+    for n, state, then in frozen:
+        got = state.snapshot()[0]
+        np.testing.assert_array_equal(got["X"], X[:n])
+        for name in then[0]:
+            np.testing.assert_array_equal(got[name], then[0][name], err_msg=name)

@@ -256,6 +256,7 @@ class OnlineMultiTaskLearner:
         self._tasks = {}
         self.n_updates = 0
         self._derived = None
+        self._next = None  # feature-map mode: [X, Phi, rows copied] twice as large, filled ahead (_fill_ahead)
         if self.feature_map is None:
             self._L = np.zeros((0, 0))
             self._D = np.zeros(0)
@@ -325,13 +326,17 @@ class OnlineMultiTaskLearner:
             raise ValueError("x contains NaN or infinity; clean or drop the sample first")
         n = self.n_inputs
         if n == self._X.shape[0]:
-            cap = max(8, 2 * n)
-            self._X = _grow(self._X, cap, False)
-            if self.feature_mode:
-                self._Phi = _grow(self._Phi, cap, False)
+            if self._next is not None and self._next[2] == n:  # feature-map mode: filled ahead
+                self._X, self._Phi, self._next = self._next[0], self._next[1], None
             else:
-                self._L, self._Kt, self._A = (_grow(a, cap, True) for a in (self._L, self._Kt, self._A))
-                self._D, self._b = _grow(self._D, cap, False), _grow(self._b, cap, False)
+                cap = max(8, 2 * n)
+                self._X = _grow(self._X, cap, False)
+                if self.feature_mode:
+                    self._Phi = _grow(self._Phi, cap, False)
+                    self._next = None
+                else:
+                    self._L, self._Kt, self._A = (_grow(a, cap, True) for a in (self._L, self._Kt, self._A))
+                    self._D, self._b = _grow(self._D, cap, False), _grow(self._b, cap, False)
         if self.feature_mode:
             self._Phi[n] = self.feature_map(x)[0]
         else:
@@ -339,7 +344,32 @@ class OnlineMultiTaskLearner:
         self._X[n] = x
         self._index[key] = n
         self.n_inputs = n + 1
+        if self.feature_mode:
+            self._fill_ahead()
         return n
+
+    def _fill_ahead(self, rows_per_input=4):
+        """Feature-map mode: from half capacity on, copy a few rows per new input into buffers
+        twice as large, so that when the buffers are full the larger ones are ready.
+
+        Why: growing by one copy of ``X`` and ``Phi`` costs time proportional to the inputs held
+        (0.12 s at 16,384 inputs, 0.18 s at 32,768 on the benchmark machine), all inside one
+        update -- on the server's commit path, a stall every doubling.  Rows below
+        ``n_inputs`` never change (inputs only append), so copying them early is exact, and the
+        old buffers stay valid for a ``FrozenState`` that holds them.  Starting at half
+        capacity and copying 4 rows per new input, the copy catches up long before the buffers
+        are full.
+        """
+        n, cap = self.n_inputs, self._X.shape[0]
+        if self._next is None:
+            if 2 * n < cap or cap < 1024:  # small arrays: the one copy is cheap
+                return
+            self._next = [np.zeros((2 * cap, self._X.shape[1])), np.zeros((2 * cap, self._Phi.shape[1])), 0]
+        X2, Phi2, done = self._next
+        stop = min(n, done + rows_per_input)
+        X2[done:stop] = self._X[done:stop]
+        Phi2[done:stop] = self._Phi[done:stop]
+        self._next[2] = stop
 
     def _border(self, x, n):
         """Case 3: border the LDLᵀ factor of Ǩ and the task-kernel Gram with input ``x``."""
@@ -508,6 +538,7 @@ class OnlineMultiTaskLearner:
         # Fresh buffers: a FrozenState may hold the old prefixes, which must not change under it.
         if self.feature_mode:
             self._Phi = self._Phi.copy()
+            self._next = None  # its copied rows would be the old Phi
         else:
             self._L, self._D, self._Kt = self._L.copy(), self._D.copy(), self._Kt.copy()
         if self.feature_mode:
