@@ -34,6 +34,7 @@ of the users who updated between them.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -157,6 +158,10 @@ class Engine:
         self._checkpoint_job = None
         self._queue: asyncio.Queue[Pending] = asyncio.Queue()
         token = await self._call(self._open)
+        # Everything so far (imports, the recovered learner) lives as long as the process: keep
+        # it out of the garbage collector's full passes, which otherwise walk ~240,000 objects
+        # and stall every request for 0.1-0.15 s each time (measured; one 27 ms pass instead).
+        gc.freeze()
         self._tasks = [asyncio.create_task(self._commit_loop())]
         if self.config.publish_interval_s > 0:
             self._tasks.append(asyncio.create_task(self._publish_loop()))
