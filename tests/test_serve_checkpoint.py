@@ -180,13 +180,17 @@ _HELD_IN_A_CHECKPOINT = textwrap.dedent("""
     from test_serve_group_commit import engine_on, uploads, submit_all
     from stairsense.serve._store import Store
 
+    def say(*words):  # one write per line: the checkpoint thread and the main thread both print
+        sys.stdout.write(" ".join(map(str, words)) + "\\n")
+        sys.stdout.flush()
+
     def held(self, *args, **kwargs):
         if {point!r} == "inside parts":  # inside the parts transaction, holding the side file's lock
             with self._parts_transaction() as cur:
                 cur.execute("DELETE FROM checkpoint_tasks WHERE seq < 0")
-                print("HELD", flush=True)
+                say("HELD")
                 time.sleep(600)
-        print("HELD", flush=True)
+        say("HELD")
         time.sleep(600)
 
     async def main():
@@ -196,16 +200,16 @@ _HELD_IN_A_CHECKPOINT = textwrap.dedent("""
         ops = uploads(24, seed=5)
         first = await submit_all(engine, ops[:8])  # op 8: a checkpoint, written normally
         await asyncio.wrap_future(engine._checkpoint_job)
-        print("A", *[r["seq"] for r in first], flush=True)
+        say("A", *[r["seq"] for r in first])
         name = {{"inside parts": "save_checkpoint_parts", "before manifest": "register_checkpoint",
                 "before truncation": "truncate_log"}}[{point!r}]
         setattr(Store, name, held)
         engine.config.checkpoint_every = 4
         second = await submit_all(engine, ops[8:12])  # op 12: a checkpoint, held at the point
-        print("A", *[r["seq"] for r in second], flush=True)
+        say("A", *[r["seq"] for r in second])
         await asyncio.sleep(0.3)
         rest = await submit_all(engine, ops[12:])  # acknowledged while the checkpoint is held
-        print("B", *[r["seq"] for r in rest], flush=True)
+        say("B", *[r["seq"] for r in rest])
         time.sleep(600)
     asyncio.run(main())
 """)
@@ -216,13 +220,14 @@ _HELD_IN_A_CHECKPOINT = textwrap.dedent("""
 def test_kill_9_during_a_checkpoint_write_loses_nothing(tmp_path, point):
     db = tmp_path / "s.db"
     script = _HELD_IN_A_CHECKPOINT.format(tests=os.path.dirname(__file__), db=str(db), point=point)
-    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+    errors = open(tmp_path / "stderr.txt", "w+")
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=errors, text=True,
                                env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     lines = []
     try:
         while not lines or lines[-1][0] != "B":
             line = process.stdout.readline().split()
-            assert line, lines
+            assert line, (lines, (tmp_path / "stderr.txt").read_text()[-3000:])
             lines.append(line)
         os.kill(process.pid, signal.SIGKILL)
     finally:
