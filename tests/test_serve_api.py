@@ -191,13 +191,14 @@ def test_restart_replays_log_and_checkpoint_bit_identically(tmp_path):
         api = Api(client, app.state.admin_token)
         for name in ["ann", "bob"]:
             api.user(name)
-        for i in range(11):  # checkpoints at ops 4 and 8, then 3 ops of log
+        for i in range(11):  # a checkpoint every >= 4 ops (written in the background), then the log
             assert api.upload(["ann", "bob"][i % 2], rng.normal(size=(2, D)), rng.normal(size=2)).status_code == 200
         assert api.delete("ann", 0).status_code == 200
         before = {n: api.predict(n, probes) for n in api.tokens}
         tokens = api.tokens
     with sqlite3.connect(path) as db:
-        assert [row[0] for row in db.execute("SELECT seq FROM checkpoints ORDER BY seq")] == [8, 12]
+        kept = [row[0] for row in db.execute("SELECT seq FROM checkpoints ORDER BY seq")]
+    assert 1 <= len(kept) <= 2 and kept[0] >= 4 and kept[-1] <= 12, kept
     app = make_app(path, checkpoint_every=4)
     with TestClient(app) as client:
         assert app.state.admin_token is None  # the admin exists already

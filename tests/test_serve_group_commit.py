@@ -196,10 +196,11 @@ def test_checkpoint_and_truncate_recover_the_dense_solve(tmp_path):
         kept = [row[0] for row in db.execute("SELECT seq FROM checkpoints ORDER BY seq")]
         payload = dict(db.execute("SELECT seq, y IS NOT NULL FROM ops"))
         arrays = db.execute("SELECT arrays FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()[0]
-    assert kept == [15, 20]
-    assert all(payload[s] == (s > 15) for s in payload if s != 7 and s != 14 and s != 21)  # deletes carry none
+    assert 1 <= len(kept) <= 2 and kept[0] >= 5, kept  # written in the background: where depends on timing
+    assert all(payload[s] == (s > kept[0]) for s in payload if s != 7 and s != 14 and s != 21)  # deletes carry none
     from stairsense.serve._store import unpack_arrays
-    assert "Phi" not in unpack_arrays(arrays) and "X" in unpack_arrays(arrays)
+    manifest = unpack_arrays(arrays)  # the dense state; inputs and task states are parts in the side file
+    assert "Phi" not in manifest and "X" not in manifest and "task_home" in manifest
     expected = dense_solve_predict(rows, PROBES, names)
     app = make_app(path, checkpoint_every=5)
     with TestClient(app) as client:

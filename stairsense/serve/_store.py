@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import sqlite3
 import time
 from abc import ABC, abstractmethod
@@ -29,8 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+log = logging.getLogger("stairsense.serve")
+
 __all__ = ["Op", "User", "Store", "WriteTransaction", "SQLiteStore", "UserExistsError", "pack_arrays",
-           "unpack_arrays"]
+           "unpack_arrays", "MissingCheckpointPart"]
 
 
 class UserExistsError(ValueError):
@@ -88,6 +91,19 @@ CREATE TABLE IF NOT EXISTS published (seq BIGINT PRIMARY KEY, at {real} NOT NULL
     arrays {blob} NOT NULL);
 """
 
+# The bulk of a checkpoint (see save_checkpoint_parts): the inputs, rows [start, stop), written once
+# and kept (they only grow), and one row per (task, checkpoint that changed it).
+_PARTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS checkpoint_inputs (start BIGINT NOT NULL, stop BIGINT NOT NULL, x {blob} NOT NULL,
+    PRIMARY KEY (start, stop));
+CREATE TABLE IF NOT EXISTS checkpoint_tasks (task TEXT NOT NULL, seq BIGINT NOT NULL, size BIGINT NOT NULL,
+    state {blob} NOT NULL, PRIMARY KEY (task, seq));
+"""
+
+
+class MissingCheckpointPart(RuntimeError):
+    """A checkpoint manifest names a part the store does not hold (a restart tries an older one)."""
+
 
 class WriteTransaction:
     """What a writer may do while it holds the writer lock (see the module docstring)."""
@@ -127,6 +143,7 @@ class Store(ABC):
     and how the writer lock is taken.  One instance is used from one thread at a time."""
 
     serial, real, blob, placeholder = "INTEGER PRIMARY KEY", "REAL", "BLOB", "?"
+    parts_apart = False  # True: the checkpoint parts live elsewhere (_parts_transaction)
 
     @abstractmethod
     def _connect(self): ...
@@ -141,6 +158,11 @@ class Store(ABC):
     def _transaction(self):
         """A cursor inside one ordinary transaction (no writer lock)."""
 
+    def _create(self, cur, schema: str) -> None:
+        for statement in schema.format(serial=self.serial, real=self.real, blob=self.blob).split(";"):
+            if statement.strip():
+                cur.execute(statement)
+
     def _sql(self, sql: str) -> str:
         return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
 
@@ -151,10 +173,9 @@ class Store(ABC):
         Returns the stored parameters: a store keeps the parameters it was created with (the log
         only replays under them, spec §3.7-4), so a restart with other ones is refused.
         """
+        schema = _SCHEMA if self.parts_apart else _SCHEMA + _PARTS_SCHEMA
         with self._locked_transaction() as cur:
-            for statement in _SCHEMA.format(serial=self.serial, real=self.real, blob=self.blob).split(";"):
-                if statement.strip():
-                    cur.execute(statement)
+            self._create(cur, schema)
             cur.execute(self._sql("SELECT value FROM meta WHERE key = ?"), ("learner",))
             row = cur.fetchone()
             if row is None:
@@ -216,37 +237,147 @@ class Store(ABC):
             return [(int(u), k, int(s), kind, bytes(keys)) for u, k, s, kind, keys in cur.fetchall()]
 
     # ----------------------------------------------------------- checkpoints
-    def save_checkpoint(self, seq: int, arrays: dict, meta: dict, keep: int = 2) -> None:
-        """Store a learner snapshot taken right after op ``seq``; keep the newest ``keep``, and
-        truncate the log: drop the payloads (X, y, w) of the ops up to the oldest kept checkpoint.
+    def _parts_transaction(self):
+        """A transaction where the checkpoint parts live (the main database unless overridden)."""
+        return self._transaction()
 
-        Their rows stay, without payload, as the record of the idempotency keys (a replayed key
-        is refused forever, also after a restart).  Nothing a restart may need is dropped: it
-        replays from the newest checkpoint, or, if that one could not be read, from the oldest.
+    def save_checkpoint_parts(self, seq: int, start: int, X: np.ndarray, tasks: list, chunk_bytes: int = 4 << 20) -> None:
+        """Durably write the bulk of the checkpoint at op ``seq``, without the writer lock: the
+        input rows ``[start, start + len(X))`` and the state of each task in ``tasks``
+        (``(task, h, y, w, R)``, see ``FrozenState``).
+
+        Nothing refers to these rows until :meth:`register_checkpoint` names them, so a kill
+        before that leaves only rows :meth:`collect_checkpoint_garbage` removes later.
         """
+        rows = [(json.dumps(task), seq, len(h), b"".join(_f8(a) if a.dtype.kind == "f" else
+                                                        np.ascontiguousarray(a, dtype="<i8").tobytes()
+                                                        for a in (h, y, w, R)))
+                for task, h, y, w, R in tasks]
+        if len(X):
+            with self._parts_transaction() as cur:
+                cur.execute(self._sql("INSERT INTO checkpoint_inputs (start, stop, x) VALUES (?, ?, ?) "
+                                      "ON CONFLICT DO NOTHING"), (start, start + len(X), _f8(X)))
+        # A few MB per transaction: each commit's fsync then flushes a few MB, not the whole
+        # checkpoint at once, so the log's own fsyncs meanwhile do not queue behind one big flush.
+        while rows:
+            size, batch = 0, []
+            while rows and (not batch or size + len(rows[-1][3]) <= chunk_bytes):
+                batch.append(rows.pop())
+                size += len(batch[-1][3])
+            with self._parts_transaction() as cur:
+                cur.executemany(self._sql("INSERT INTO checkpoint_tasks (task, seq, size, state) VALUES (?, ?, ?, ?) "
+                                          "ON CONFLICT DO NOTHING"), batch)
+
+    def register_checkpoint(self, seq: int, arrays: dict, meta: dict, keep: int = 2) -> list[int]:
+        """Make the checkpoint at op ``seq`` the newest: its manifest (``arrays`` = the dense
+        state and ``task_home``, the checkpoint holding each task's rows; ``meta`` = the learner's
+        plus ``n_inputs``), written after its parts are durable.  Keeps the newest ``keep``
+        manifests; returns their seqs, oldest first."""
         blob = pack_arrays(arrays)  # outside the transaction: the writer lock is held only to write
-        with self._transaction() as cur:
+        with self._locked_transaction() as cur:
             # Two workers may checkpoint the same op: the state is the same, keep the first.
             cur.execute(self._sql("INSERT INTO checkpoints (seq, arrays, meta) VALUES (?, ?, ?) "
                                   "ON CONFLICT (seq) DO NOTHING"), (seq, blob, json.dumps(meta)))
             cur.execute(self._sql("DELETE FROM checkpoints WHERE seq NOT IN "
                                   "(SELECT seq FROM checkpoints ORDER BY seq DESC LIMIT ?)"), (keep,))
-            cur.execute(self._sql("SELECT value FROM meta WHERE key = ?"), ("truncated_through",))
-            row = cur.fetchone()
-            done = -1 if row is None else int(row[0])
-            cur.execute("SELECT MIN(seq) FROM checkpoints")
-            oldest = int(cur.fetchone()[0])
-            if oldest > done:
-                cur.execute(self._sql("UPDATE ops SET x = NULL, y = NULL, w = NULL WHERE seq > ? AND seq <= ?"),
-                            (done, oldest))
-                cur.execute(self._sql("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
-                                      "SET value = excluded.value"), ("truncated_through", str(oldest)))
+            cur.execute("SELECT seq FROM checkpoints ORDER BY seq")
+            return [int(row[0]) for row in cur.fetchall()]
 
-    def latest_checkpoint(self) -> tuple[int, dict, dict] | None:
+    def truncate_log(self, through: int, batch: int = 2000) -> None:
+        """Drop the payloads (X, y, w) of the ops up to ``through``, which must be the oldest kept
+        checkpoint: a restart replays from the newest one, or, if that cannot be read, from the
+        oldest.  Their rows stay, without payload, as the record of the idempotency keys (a
+        replayed key is refused forever).  Done ``batch`` ops per transaction, so the writer
+        lock is never held for long."""
+        while True:
+            with self._locked_transaction() as cur:
+                cur.execute(self._sql("SELECT value FROM meta WHERE key = ?"), ("truncated_through",))
+                row = cur.fetchone()
+                done = -1 if row is None else int(row[0])
+                if done >= through:
+                    return
+                upto = min(through, max(done, 0) + batch)
+                cur.execute(self._sql("UPDATE ops SET x = NULL, y = NULL, w = NULL WHERE seq > ? AND seq <= ?"),
+                            (done, upto))
+                cur.execute(self._sql("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+                                      "SET value = excluded.value"), ("truncated_through", str(upto)))
+
+    def collect_checkpoint_garbage(self) -> int:
+        """Delete the task rows older than the oldest kept checkpoint that no kept manifest names
+        (superseded states, and parts of checkpoints never registered); returns how many.  Rows
+        at or after the oldest kept checkpoint stay: a checkpoint still being written may own them."""
         with self._transaction() as cur:
-            cur.execute("SELECT seq, arrays, meta FROM checkpoints ORDER BY seq DESC LIMIT 1")
-            row = cur.fetchone()
-        return None if row is None else (int(row[0]), unpack_arrays(row[1]), json.loads(row[2]))
+            cur.execute("SELECT arrays, meta FROM checkpoints")
+            manifests = [(unpack_arrays(blob), json.loads(meta)) for blob, meta in cur.fetchall()]
+            cur.execute("SELECT MIN(seq) FROM checkpoints")
+            oldest = cur.fetchone()[0]
+        if oldest is None:
+            return 0
+        named = {(json.dumps(task), int(home)) for arrays, meta in manifests if "task_home" in arrays
+                 for task, home in zip(meta["tasks"], arrays["task_home"].tolist())}
+        with self._parts_transaction() as cur:
+            cur.execute(self._sql("SELECT task, seq FROM checkpoint_tasks WHERE seq < ?"), (int(oldest),))
+            garbage = [(task, int(seq)) for task, seq in cur.fetchall() if (task, int(seq)) not in named]
+            if garbage:
+                cur.executemany(self._sql("DELETE FROM checkpoint_tasks WHERE task = ? AND seq = ?"), garbage)
+        return len(garbage)
+
+    def latest_checkpoint(self) -> tuple[int, dict, dict, dict] | None:
+        """``(seq, arrays, meta, task_home)`` of the newest readable checkpoint, ``arrays`` and
+        ``meta`` in ``OnlineMultiTaskLearner.snapshot`` form (without ``Phi``), or None."""
+        with self._transaction() as cur:
+            cur.execute("SELECT seq, arrays, meta FROM checkpoints ORDER BY seq DESC")
+            rows = cur.fetchall()
+        for seq, blob, meta in rows:
+            manifest, meta = unpack_arrays(blob), json.loads(meta)
+            if "X" in manifest:  # a whole snapshot in one row (stores written before parts existed)
+                return int(seq), manifest, meta, {}
+            try:
+                arrays, home = self._assemble(int(seq), manifest, meta)
+            except MissingCheckpointPart as missing:
+                log.warning("checkpoint %d cannot be read (%s); trying an older one", seq, missing)
+                continue
+            return int(seq), arrays, meta, home
+        return None
+
+    def _assemble(self, seq: int, manifest: dict, meta: dict) -> tuple[dict, dict]:
+        n, d = int(meta["n_inputs"]), int(meta["n_features_in"] or 0)
+        tasks = [json.dumps(task) for task in meta["tasks"]]
+        home = dict(zip(tasks, manifest["task_home"].tolist()))
+        with self._parts_transaction() as cur:
+            cur.execute(self._sql("SELECT start, stop, x FROM checkpoint_inputs WHERE start < ? ORDER BY start, stop"),
+                        (n,))
+            inputs = cur.fetchall()
+            cur.execute(self._sql("SELECT task, seq, size, state FROM checkpoint_tasks WHERE seq <= ?"), (seq,))
+            states = {(task, int(s)): (int(size), bytes(state)) for task, s, size, state in cur.fetchall()
+                      if home.get(task) == int(s)}
+        X, filled = np.empty((n, d)), 0
+        for start, stop, x in inputs:  # parts may overlap (a retried write): take each row once
+            start, stop = int(start), int(stop)
+            if start > filled:
+                break
+            if stop > filled:
+                rows = np.frombuffer(bytes(x), dtype="<f8").reshape(stop - start, d)
+                take = rows[filled - start: min(stop, n) - start]
+                X[filled: filled + len(take)] = take
+                filled += len(take)
+        if filled < n:
+            raise MissingCheckpointPart(f"inputs from {filled} of {n} missing")
+        sizes, parts = [], []
+        for task in tasks:
+            if (task, home[task]) not in states:
+                raise MissingCheckpointPart(f"task {task} at checkpoint {home[task]} missing")
+            size, state = states[(task, home[task])]
+            sizes.append(size)
+            parts.append(np.frombuffer(state, dtype="<f8"))  # h is int64 bytes: reinterpreted below
+        arrays = {k: v for k, v in manifest.items() if k != "task_home"}
+        arrays["X"] = X
+        arrays["task_sizes"] = np.array(sizes, dtype=np.int64)
+        pieces = [(p[:s].view("<i8"), p[s:2 * s], p[2 * s:3 * s], p[3 * s:]) for p, s in zip(parts, sizes)]
+        for i, name in enumerate(("task_h", "task_y", "task_w", "task_R")):
+            empty = np.zeros(0, dtype=np.int64 if i == 0 else np.float64)
+            arrays[name] = np.concatenate([piece[i] for piece in pieces]) if pieces else empty
+        return arrays, {json.loads(task): h for task, h in home.items()}
 
     # ------------------------------------------------------------- published
     def latest_published(self) -> dict | None:
@@ -266,31 +397,50 @@ class SQLiteStore(Store):
     """The embedded store: one SQLite file in WAL mode with ``synchronous=FULL``, so a commit
     returns only after the log record is fsynced (WAL mode with NORMAL would survive a process
     kill but not a power cut).  Several processes may share the file; ``BEGIN IMMEDIATE`` is the
-    writer lock."""
+    writer lock.
+
+    The checkpoint parts (inputs and task states, megabytes) live in a second SQLite file next to
+    it, ``<path>-checkpoints``: SQLite has one write lock per database, and a checkpoint written
+    into the log's database would hold it -- and stall every commit -- for as long as the write
+    takes (1.1 s for 138 MB, ``benchmarks/bench_checkpoint.py``).  Only the small manifest goes
+    into the log's database, after the parts are durable.  Back up both files together.
+    """
+
+    parts_apart = True
 
     def __init__(self, path):
         self.path = Path(path)
         self._conn = self._connect()
+        self._parts = None
 
-    def _connect(self):
+    def _connect(self, path=None):
         # isolation_level=None: we issue BEGIN/COMMIT ourselves; check_same_thread=False: the
         # server drives the connection from one dedicated thread, not the one that opened it.
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+        path = path or self.path
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode.lower() != "wal":
-            raise ValueError(f"{self.path}: SQLite refused WAL mode (got {mode!r}); put the store on a local disk")
+            raise ValueError(f"{path}: SQLite refused WAL mode (got {mode!r}); put the store on a local disk")
         conn.execute("PRAGMA synchronous=FULL")
         return conn
 
     def _locked_transaction(self):
-        return self._begin("BEGIN IMMEDIATE")  # takes SQLite's write lock at once: the writer lock
+        return self._begin(self._conn, "BEGIN IMMEDIATE")  # takes SQLite's write lock at once: the writer lock
 
     def _transaction(self):
-        return self._begin("BEGIN")
+        return self._begin(self._conn, "BEGIN")
+
+    def _parts_transaction(self):
+        if self._parts is None:
+            parts = self._connect(Path(f"{self.path}-checkpoints"))
+            with self._begin(parts, "BEGIN IMMEDIATE") as cur:
+                self._create(cur, _PARTS_SCHEMA)
+            self._parts = parts
+        return self._begin(self._parts, "BEGIN IMMEDIATE")
 
     @contextmanager
-    def _begin(self, statement: str):
-        cur = self._conn.cursor()
+    def _begin(self, conn, statement: str):
+        cur = conn.cursor()
         cur.execute(statement)
         try:
             yield cur
@@ -298,3 +448,8 @@ class SQLiteStore(Store):
             cur.execute("ROLLBACK")
             raise
         cur.execute("COMMIT")
+
+    def close(self) -> None:
+        super().close()
+        if self._parts is not None:
+            self._parts.close()
