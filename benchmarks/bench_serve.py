@@ -169,9 +169,9 @@ def peer_sqlite_commit_per_op(folder: Path, n: int = 300) -> float:
 
 def load_section(tmp: Path, args) -> list[str]:
     loads = []
-    for run in args.runs:
+    for i, run in enumerate(args.runs):  # the same run may be repeated, each on a fresh store
         learner, rows, rate = run.split(":")
-        folder = tmp / f"load-{learner}-{rows}-{rate}"
+        folder = tmp / f"load-{i}-{learner}-{rows}-{rate}"
         folder.mkdir()
         result = load_test(folder, args.clients, args.seconds, int(rows), learner, args.users,
                            None if rate == "max" else float(rate))
