@@ -44,9 +44,7 @@ def _predict(model, log, result, kept) -> np.ndarray:
         return np.asarray(model.predict(log_features(result, config, log.rate_hz, kept)))
     index, offsets = result.windows.sample_index(kept)
     samples = result.standardized.samples[index].astype(np.float32)
-    if config.step_context == 0:
-        return np.asarray(model.predict_windows(samples, offsets))
-    rows = _log_step_context(result, config, log.rate_hz, kept)
+    rows = _log_step_context(result, config, log.rate_hz, kept) if config.step_context > 0 else None
     return np.asarray(model.predict_windows(samples, offsets, step_context=rows))
 
 
