@@ -71,7 +71,8 @@ def _validation_logs(path, args, config) -> list:
 def add_parser(subparsers) -> None:
     """Register ``stairsense export``."""
     p = subparsers.add_parser("export", help="export a trained model to ONNX for the phone (or --inspect one)",
-                       description="Write one ONNX graph: a window's standardized samples [n, 3] -> the selected "
+                       description="Write one ONNX graph: a window's standardized samples [n, 3] (and, for "
+                                   "step-context models, the phone's step_context [1, 36]) -> the selected "
                                    "features, [-1, 1] scaling and the KOMD RBF decision -> score and STAIR flag. "
                                    "Every export is checked against the Python model and refused if it disagrees.")
     p.add_argument("model", metavar="MODEL", help="a model from `stairsense train` (with --inspect: an .onnx file)")
