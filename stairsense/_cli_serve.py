@@ -96,7 +96,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--min-contributors", type=int, default=10, metavar="K",
                    help="publish only after K distinct users changed the model since the last snapshot (default 10)")
     p.add_argument("--checkpoint-every", type=int, default=10000, metavar="N",
-                   help="operations between learner checkpoints: a restart replays at most N, and the log's "
+                   help="operations between learner checkpoints, written in the background: a restart replays "
+                        "about N (plus any committed while the last one was being written), and the log's "
                         "payloads before the older of the two kept checkpoints are dropped (default 10000)")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20, help="largest request body (default 1 MiB)")
     p.add_argument("--workers", type=int, default=1,
