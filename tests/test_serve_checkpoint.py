@@ -73,16 +73,24 @@ steps = st.lists(st.one_of(
     st.tuples(st.just("ckpt"))), min_size=1, max_size=40)
 
 
+def store_writing_parts_of(path, part_bytes: int) -> SQLiteStore:
+    store = SQLiteStore(path)
+    store.part_bytes = part_bytes
+    return store
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=steps, seed=st.integers(0, 2**16))
-def test_a_chain_of_incremental_checkpoints_restores_the_full_snapshot(steps, seed):
+@given(steps=steps, seed=st.integers(0, 2**16), part_bytes=st.sampled_from([4 << 20, 100, 600]))
+def test_a_chain_of_incremental_checkpoints_restores_the_full_snapshot(steps, seed, part_bytes):
+    """Also with tiny parts: the inputs then go in several [start, stop) parts (4 rows of 3
+    features per 100 bytes) and the task states one or a few per transaction."""
     rng = np.random.default_rng(seed)
     learner = new_learner()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "s.db"
         store = SQLiteStore(path)
         store.setup(LEARNER)
-        writer = CheckpointWriter(lambda: SQLiteStore(path))
+        writer = CheckpointWriter(lambda: store_writing_parts_of(path, part_bytes))
         seq = 0
         for step in steps + [("ckpt",)]:
             if step[0] == "up":
@@ -127,6 +135,38 @@ def test_only_changed_tasks_and_new_inputs_are_written(tmp_path):
     with sqlite3.connect(f"{tmp_path / 's.db'}-checkpoints") as parts:
         assert parts.execute("SELECT COUNT(*) FROM checkpoint_tasks").fetchone()[0] == 10
     writer.close()
+
+
+def test_a_checkpoint_is_written_in_parts_of_at_most_part_bytes(tmp_path):
+    """No transaction (and no copy under the GIL) of a whole checkpoint: 50 inputs of 3 float64
+    features in parts of 96 bytes are 13 rows of 4 inputs (the last of 2), read back as one X."""
+    rng = np.random.default_rng(2)
+    learner = new_learner()
+    for u in range(5):
+        learner.update_many([u] * 10, rng.normal(size=(10, D)), rng.normal(size=10))
+    SQLiteStore(tmp_path / "s.db").setup(LEARNER)
+    writer = CheckpointWriter(lambda: store_writing_parts_of(tmp_path / "s.db", 96))
+    writer.write(1, learner.freeze())
+    with sqlite3.connect(f"{tmp_path / 's.db'}-checkpoints") as parts:
+        spans = parts.execute("SELECT start, stop, length(x) FROM checkpoint_inputs ORDER BY start").fetchall()
+    assert spans == [(i, min(i + 4, 50), 24 * (min(i + 4, 50) - i)) for i in range(0, 50, 4)]
+    arrays = SQLiteStore(tmp_path / "s.db").latest_checkpoint()[1]
+    np.testing.assert_array_equal(arrays["X"], learner.snapshot()[0]["X"])
+    writer.close()
+
+
+def test_connections_of_one_process_to_one_store_share_its_writer_lock(tmp_path, monkeypatch):
+    """The committer and the checkpoint writer queue on one in-process lock before SQLite's (whose
+    busy handler sleeps up to 100 ms at a time), however the path is spelled."""
+    monkeypatch.chdir(tmp_path)
+    first, second, other = SQLiteStore(tmp_path / "s.db"), SQLiteStore("s.db"), SQLiteStore(tmp_path / "o.db")
+    assert first._process_lock is second._process_lock
+    assert first._process_lock is not other._process_lock
+    with first.writing():
+        assert first._process_lock.locked()
+    assert not first._process_lock.locked()
+    for store in (first, second, other):
+        store.close()
 
 
 def test_truncation_keeps_every_payload_after_the_oldest_kept_checkpoint(tmp_path):

@@ -22,6 +22,7 @@ import io
 import json
 import logging
 import sqlite3
+import threading
 import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
@@ -77,6 +78,12 @@ def unpack_arrays(blob: bytes) -> dict:
 
 def _f8(a) -> bytes | None:
     return None if a is None else np.ascontiguousarray(a, dtype="<f8").tobytes()
+
+
+def _bytes_view(a: np.ndarray) -> memoryview:
+    """The bytes of ``a`` as little-endian float64 (floats) or int64 (integers), without a copy
+    when ``a`` already is (a database binds any buffer)."""
+    return memoryview(np.ascontiguousarray(a, dtype="<f8" if a.dtype.kind == "f" else "<i8")).cast("B")
 
 
 _SCHEMA = """
@@ -144,6 +151,7 @@ class Store(ABC):
 
     serial, real, blob, placeholder = "INTEGER PRIMARY KEY", "REAL", "BLOB", "?"
     parts_apart = False  # True: the checkpoint parts live elsewhere (_parts_transaction)
+    part_bytes = 4 << 20  # checkpoint parts written per transaction (save_checkpoint_parts)
 
     @abstractmethod
     def _connect(self): ...
@@ -241,32 +249,38 @@ class Store(ABC):
         """A transaction where the checkpoint parts live (the main database unless overridden)."""
         return self._transaction()
 
-    def save_checkpoint_parts(self, seq: int, start: int, X: np.ndarray, tasks: list, chunk_bytes: int = 4 << 20) -> None:
+    def save_checkpoint_parts(self, seq: int, start: int, X: np.ndarray, tasks: list) -> None:
         """Durably write the bulk of the checkpoint at op ``seq``, without the writer lock: the
         input rows ``[start, start + len(X))`` and the state of each task in ``tasks``
         (``(task, h, y, w, R)``, see ``FrozenState``).
 
         Nothing refers to these rows until :meth:`register_checkpoint` names them, so a kill
         before that leaves only rows :meth:`collect_checkpoint_garbage` removes later.
+
+        At most :attr:`part_bytes` per transaction, the inputs as several ``[start, stop)`` parts:
+        each commit's fsync then flushes a few MB, so the log's fsyncs meanwhile do not queue
+        behind one big flush, and no call copies more than a few MB while holding the GIL.  One
+        63 MB blob (the first checkpoint of the load test: 100,000 inputs) held it for ~70 ms in
+        ``tobytes`` and the parameter binding, and stalled the event loop and the commit thread
+        for 0.2-0.4 s (traced in the load test at commit a69dbca).
         """
-        rows = [(json.dumps(task), seq, len(h), b"".join(_f8(a) if a.dtype.kind == "f" else
-                                                        np.ascontiguousarray(a, dtype="<i8").tobytes()
-                                                        for a in (h, y, w, R)))
-                for task, h, y, w, R in tasks]
-        if len(X):
+        X = np.ascontiguousarray(X, dtype="<f8")
+        step = max(1, self.part_bytes // (8 * max(1, X.shape[1])))
+        for lo in range(0, len(X), step):
+            part = X[lo: lo + step]
             with self._parts_transaction() as cur:
                 cur.execute(self._sql("INSERT INTO checkpoint_inputs (start, stop, x) VALUES (?, ?, ?) "
-                                      "ON CONFLICT DO NOTHING"), (start, start + len(X), _f8(X)))
-        # A few MB per transaction: each commit's fsync then flushes a few MB, not the whole
-        # checkpoint at once, so the log's own fsyncs meanwhile do not queue behind one big flush.
-        while rows:
-            size, batch = 0, []
-            while rows and (not batch or size + len(rows[-1][3]) <= chunk_bytes):
-                batch.append(rows.pop())
-                size += len(batch[-1][3])
-            with self._parts_transaction() as cur:
-                cur.executemany(self._sql("INSERT INTO checkpoint_tasks (task, seq, size, state) VALUES (?, ?, ?, ?) "
-                                          "ON CONFLICT DO NOTHING"), batch)
+                                      "ON CONFLICT DO NOTHING"), (start + lo, start + lo + len(part), _bytes_view(part)))
+        batch, size = [], 0
+        for i, (task, h, y, w, R) in enumerate(tasks):
+            state = b"".join(_bytes_view(a) for a in (h, y, w, R))
+            batch.append((json.dumps(task), seq, len(h), state))
+            size += len(state)
+            if size >= self.part_bytes or i == len(tasks) - 1:
+                with self._parts_transaction() as cur:
+                    cur.executemany(self._sql("INSERT INTO checkpoint_tasks (task, seq, size, state) "
+                                              "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"), batch)
+                batch, size = [], 0
 
     def register_checkpoint(self, seq: int, arrays: dict, meta: dict, keep: int = 2) -> list[int]:
         """Make the checkpoint at op ``seq`` the newest: its manifest (``arrays`` = the dense
@@ -283,13 +297,21 @@ class Store(ABC):
             cur.execute("SELECT seq FROM checkpoints ORDER BY seq")
             return [int(row[0]) for row in cur.fetchall()]
 
-    def truncate_log(self, through: int, batch: int = 2000) -> None:
+    def truncate_log(self, through: int, batch: int = 250, pause_s: float = 0.001) -> None:
         """Drop the payloads (X, y, w) of the ops up to ``through``, which must be the oldest kept
         checkpoint: a restart replays from the newest one, or, if that cannot be read, from the
         oldest.  Their rows stay, without payload, as the record of the idempotency keys (a
-        replayed key is refused forever).  Done ``batch`` ops per transaction, so the writer
-        lock is never held for long."""
+        replayed key is refused forever).
+
+        Done ``batch`` ops per transaction (~7 ms for ops of 10 rows; 2,000 took 55 ms), pausing
+        ``pause_s`` between transactions: a lock is not fair, and without the pause this loop took
+        the writer lock back before a waiting commit woke up, which then waited several batches
+        (118-220 ms, traced in the load test)."""
+        first = True
         while True:
+            if not first:
+                time.sleep(pause_s)
+            first = False
             with self._locked_transaction() as cur:
                 cur.execute(self._sql("SELECT value FROM meta WHERE key = ?"), ("truncated_through",))
                 row = cur.fetchone()
@@ -393,6 +415,10 @@ class Store(ABC):
         self._conn.close()
 
 
+# One lock per database file for the SQLiteStore connections of this process (_locked_transaction).
+_PROCESS_LOCKS: dict[str, threading.Lock] = {}
+
+
 class SQLiteStore(Store):
     """The embedded store: one SQLite file in WAL mode with ``synchronous=FULL``, so a commit
     returns only after the log record is fsynced (WAL mode with NORMAL would survive a process
@@ -410,6 +436,7 @@ class SQLiteStore(Store):
 
     def __init__(self, path):
         self.path = Path(path)
+        self._process_lock = _PROCESS_LOCKS.setdefault(str(self.path.resolve()), threading.Lock())
         self._conn = self._connect()
         self._parts = None
 
@@ -424,8 +451,16 @@ class SQLiteStore(Store):
         conn.execute("PRAGMA synchronous=FULL")
         return conn
 
+    @contextmanager
     def _locked_transaction(self):
-        return self._begin(self._conn, "BEGIN IMMEDIATE")  # takes SQLite's write lock at once: the writer lock
+        # BEGIN IMMEDIATE takes SQLite's write lock at once: the writer lock.  Connections of this
+        # process (the committer's, the checkpoint writer's) first queue on a lock of their own:
+        # SQLite's busy handler polls a taken lock with sleeps that back off to 100 ms, and a
+        # commit that met the checkpoint writer's manifest or log truncation waited up to 131 ms
+        # for a lock held a few ms (traced in the load test).  Other processes still meet the busy
+        # handler (several API workers, where that wait is part of the price).
+        with self._process_lock, self._begin(self._conn, "BEGIN IMMEDIATE") as cur:
+            yield cur
 
     def _transaction(self):
         return self._begin(self._conn, "BEGIN")
