@@ -3,15 +3,22 @@
 Oracles: a dense solve of ``(K + λW) c = y`` over the uploads (``serve_harness.dense_solve_predict``,
 spec dinuzzo §3.2) for the predictions; the state before/after for every refused request.
 """
+import json
 import sqlite3
+from types import SimpleNamespace
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from serve_harness import LEARNER, dense_solve_predict
 from stairsense.models.multitask import OnlineMultiTaskLearner
-from stairsense.serve import ServeConfig, SQLiteStore, create_app
+from stairsense.serve import ServeConfig, SQLiteStore, _fastpath, create_app
+from stairsense.serve._engine import Rejected
+from stairsense.serve._fastpath import parse_upload
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 D = LEARNER["feature_map"]["n_features_in"]
@@ -302,3 +309,42 @@ def test_openapi_page_documents_every_endpoint_and_the_bearer_scheme(served):
     upload = schema["paths"]["/v1/examples"]["post"]
     assert "requestBody" in upload and [p["name"] for p in upload["parameters"]] == ["Idempotency-Key"]
     assert served.client.get("/docs").status_code == 200
+
+
+# An upload body as a client might get it wrong: JSON values (huge integers, 1e999, NaN, lone
+# surrogates, nesting, duplicate keys) serialised by the standard library, sometimes mangled.
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.floats(allow_nan=True) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["X", "y", "w", "z"]), inner, max_size=4),
+    max_leaves=12)
+_upload_like = st.fixed_dictionaries(
+    {"X": st.lists(st.lists(st.integers(-(10**25), 10**25) | st.floats(), min_size=D, max_size=D), min_size=1,
+                   max_size=3),
+     "y": st.lists(st.floats(), min_size=1, max_size=3)},
+    optional={"w": st.lists(st.floats(), max_size=3) | st.none()})
+
+
+def _outcome(body: bytes):
+    try:
+        X, y, w = parse_upload(body)
+    except Rejected as rejected:
+        return ("refused", rejected.status, rejected.reason)
+    return ("parsed", np.asarray(X, dtype=np.float64).tobytes(), np.asarray(y, dtype=np.float64).tobytes(),
+            None if w is None else np.asarray(w, dtype=np.float64).tobytes())
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_json_values | _upload_like, cut=st.integers(0, 6), junk=st.sampled_from([b"", b"x", b"\xff", b"}"]))
+def test_the_fast_json_parser_decides_uploads_as_the_standard_library(value, cut, junk):
+    """Oracle: the same checks over the standard library's parse (orjson's speed must not change
+    what is accepted, what is refused with which one-line reason, or any value's float64 bits)."""
+    body = json.dumps(value).encode()
+    body = body[:len(body) - cut] + junk if cut or junk else body
+    fast = _outcome(body)
+    with patch.object(_fastpath, "orjson", SimpleNamespace(loads=_always_refuse, JSONDecodeError=ValueError)):
+        standard = _outcome(body)
+    assert fast == standard
+
+
+def _always_refuse(body):
+    raise ValueError("standard library only")
