@@ -7,9 +7,10 @@ for a user drawn from ``--users``) with a fresh idempotency key, for ``--seconds
 to back (closed loop: the most the server sustains) or at a fixed offered rate (open loop,
 latency from the scheduled send time).  Reported: acknowledged (HTTP 200, so durable) updates
 per second, p50/p99 request latency, and the CPU of server and load generator.  Targets:
-≥ 2,000 updates/s, p99 < 50 ms.  The load generator is a minimal asyncio HTTP/1.1 client in this
+≥ 2,000 updates/s, p99 < 50 ms.  The load generator is a minimal HTTP/1.1 client on uvloop in this
 process (the server is another process), so the two share the machine's 2 cores with whatever
-else runs.  Peers, side by side: the same kind of updates applied in-process by the learner alone
+else runs; in open loop it builds every request before the clock starts and reports how late it
+sent them (its own lag, part of every latency it reports).  Peers, side by side: the same kind of updates applied in-process by the learner alone
 (no HTTP, no durability), and SQLite ``synchronous=FULL`` commits of one op each (no group commit).
 
 Part 2, crash test: ``--kills`` cycles of fire / ``kill -9`` at a random moment / restart /
@@ -35,6 +36,7 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import uvloop
 
 from _common import git_commit, load_average, markdown_table, write_results
 # The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
@@ -62,8 +64,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def _client(port: int, tokens: list[str], name: str, rows: int, stop_at: float, latencies: list,
-                  seed: int, interval: float | None) -> int:
+def _request(rng, tokens: list[str], name: str, i: int, rows: int) -> bytes:
+    """One upload of ``rows`` fresh examples for a user drawn at random, with a fresh idempotency key."""
+    body = json.dumps({"X": rng.uniform(-1, 1, size=(rows, D)).tolist(), "y": rng.normal(size=rows).tolist()}).encode()
+    token = tokens[int(rng.integers(len(tokens)))]
+    head = (f"POST /v1/examples HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+            f"Idempotency-Key: {name}-{i}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    return head + body
+
+
+async def _client(port: int, tokens: list[str], name: str, rows: int, stop_at: float, latencies: list, lags: list,
+                  seed: int, interval: float | None, prebuilt: list[bytes] | None) -> int:
     """One keep-alive connection uploading ``rows`` examples per request, each request for a user
     drawn at random from ``tokens``; returns the number of examples acknowledged.
 
@@ -71,7 +83,8 @@ async def _client(port: int, tokens: list[str], name: str, rows: int, stop_at: f
     most the server sustains; latency is then ~ clients / throughput by Little's law).  Otherwise
     open loop at one request per ``interval`` seconds from a random phase, latency counted from the
     *scheduled* send time, so a late answer also charges the requests queued behind it (no
-    coordinated omission)."""
+    coordinated omission); the requests are then ``prebuilt`` before the clock starts, and ``lags``
+    gets how late each left (the load generator's own delay, which the latency includes)."""
     rng = np.random.default_rng(seed)
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     acked, i = 0, 0
@@ -81,14 +94,10 @@ async def _client(port: int, tokens: list[str], name: str, rows: int, stop_at: f
             i += 1
             if interval is not None:
                 await asyncio.sleep(max(0.0, scheduled - time.perf_counter()))
-            body = json.dumps({"X": rng.uniform(-1, 1, size=(rows, D)).tolist(),
-                               "y": rng.normal(size=rows).tolist()}).encode()
-            token = tokens[int(rng.integers(len(tokens)))]
-            head = (f"POST /v1/examples HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
-                    f"Idempotency-Key: {name}-{i}\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(body)}\r\n\r\n").encode()
+                lags.append(time.perf_counter() - scheduled)
+            request = prebuilt[i - 1] if prebuilt is not None else _request(rng, tokens, name, i, rows)
             started = time.perf_counter() if interval is None else scheduled
-            writer.write(head + body)
+            writer.write(request)
             status_and_headers = await reader.readuntil(b"\r\n\r\n")
             length = int(status_and_headers.lower().split(b"content-length:")[1].split(b"\r\n")[0])
             await reader.readexactly(length)
@@ -114,14 +123,21 @@ def load_test(folder: Path, clients: int, seconds: float, rows: int, learner: st
         with httpx.Client(base_url=server.url, headers=admin, timeout=30) as http:
             tokens = [http.post("/v1/users", json={"name": f"load{i}"}).json()["token"] for i in range(users)]
         latencies: list[float] = []
+        lags: list[float] = []
+        # Open loop: every request built before the clock starts (a few seconds), so the load
+        # generator's CPU during the run is sockets only; one request more than the run can send.
+        prebuilt = None if interval is None else [
+            [_request(np.random.default_rng(10**6 + i), tokens, f"c{i}", k, rows)
+             for k in range(1, int(seconds / interval) + 3)] for i in range(clients)]
 
         async def run():
             stop_at = time.monotonic() + seconds
-            return await asyncio.gather(*(_client(server.port, tokens, f"c{i}", rows, stop_at, latencies, i, interval)
+            return await asyncio.gather(*(_client(server.port, tokens, f"c{i}", rows, stop_at, latencies, lags, i,
+                                                  interval, None if prebuilt is None else prebuilt[i])
                                           for i in range(clients)))
 
         started, server_cpu, client_cpu = time.perf_counter(), cpu_seconds(server.process.pid), time.process_time()
-        acked = sum(asyncio.run(run()))
+        acked = sum(uvloop.run(run()))
         elapsed = time.perf_counter() - started
         server_cpu, client_cpu = cpu_seconds(server.process.pid) - server_cpu, time.process_time() - client_cpu
         seq = httpx.get(server.url + "/v1/health", timeout=30).json()["seq"]
@@ -134,7 +150,8 @@ def load_test(folder: Path, clients: int, seconds: float, rows: int, learner: st
             "client_cpu_share": client_cpu / elapsed, "requests": len(lat), "updates": acked,
             "updates_per_s": acked / elapsed, "requests_per_s": len(lat) / elapsed,
             "p50_ms": float(np.percentile(lat, 50)), "p99_ms": float(np.percentile(lat, 99)),
-            "mean_ms": float(lat.mean()), "log_seq": seq}
+            "mean_ms": float(lat.mean()), "log_seq": seq,
+            "generator_lag_p99_ms": float(np.percentile(lags, 99) * 1e3) if lags else None}
 
 
 def peer_learner_only(users: int, n: int = 20000) -> tuple[float, float]:
@@ -192,7 +209,9 @@ def load_section(tmp: Path, args) -> list[str]:
              "request was answered 200, i.e. after its commit. `closed` = each client sends its next "
              "request when the answer arrives (the most the server sustains; latency is then about clients / "
              "request rate, Little's law); `open N/s` = the clients together offer N updates/s at fixed "
-             "intervals, latency counted from the scheduled send time. Learner `default` = the server's "
+             "intervals, latency counted from the scheduled send time, with every request built before the run "
+             "starts; `generator lag p99` = how late the load generator itself sent them (included in the "
+             "latency: a late generator charges the server). Learner `default` = the server's "
              "default (feature-map mode, 79 features, 256 random Fourier features, RBF personal kernel). "
              "CPU shares are user + system CPU seconds per wall second (1.00 = one core) of the server "
              "process and of the load generator (this process). Targets: >= 2,000 durable updates/s and "
@@ -202,12 +221,15 @@ def load_section(tmp: Path, args) -> list[str]:
         met = "met" if r["updates_per_s"] >= 2000 and r["p99_ms"] < 50 else "MISSED"
         table.append((r["learner"], r["rows"], "closed" if r["offered"] is None else f"open {r['offered']:.0f}/s",
                       r["requests"], r["updates"], f"{r['requests_per_s']:.0f}", f"{r['updates_per_s']:.0f}",
-                      f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", f"{r['mean_ms']:.1f}", f"{r['server_cpu_share']:.2f}",
+                      f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", f"{r['mean_ms']:.1f}",
+                      "-" if r["generator_lag_p99_ms"] is None else f"{r['generator_lag_p99_ms']:.1f}",
+                      f"{r['server_cpu_share']:.2f}",
                       f"{r['client_cpu_share']:.2f}", f"{r['server_cpu_us_per_update']:.0f}", r["load_after"], met))
     lines += markdown_table(["learner", "rows/request", "load", "requests", "updates acked", "requests/s",
-                             "durable updates/s", "p50 ms", "p99 ms", "mean ms", "server CPU (cores)",
+                             "durable updates/s", "p50 ms", "p99 ms", "mean ms", "generator lag p99 ms",
+                             "server CPU (cores)",
                              "load generator CPU (cores)", "server CPU us/update", "load average after", "target"],
-                            table, align="lllrrrrrrrrrrll")
+                            table, align="lllrrrrrrrrrrrll")
     lines += ["", "Peers in the same run (same machine, same moment; 'server's best' = the highest durable "
               "updates/s above):", ""]
     best = max(r["updates_per_s"] for r in loads)
