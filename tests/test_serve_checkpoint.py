@@ -155,6 +155,40 @@ def test_a_checkpoint_is_written_in_parts_of_at_most_part_bytes(tmp_path):
     writer.close()
 
 
+def test_the_checkpoint_writer_paces_every_batch_to_its_duty(tmp_path, monkeypatch):
+    """After each background batch (input parts, task states, log truncation, garbage) the writer
+    sleeps (1 - duty) / duty times the batch's duration: on a clock that advances 1 s per reading,
+    every batch takes 1 s, so with duty 0.25 every pause is 3 s."""
+    from stairsense.serve import _store
+
+    rng = np.random.default_rng(3)
+    learner = new_learner()
+    for u in range(6):
+        learner.update_many([u] * 10, rng.normal(size=(10, D)), rng.normal(size=10))
+    SQLiteStore(tmp_path / "s.db").setup(LEARNER)
+
+    def paced_store():
+        store = store_writing_parts_of(tmp_path / "s.db", 240)  # 10 inputs of 3 features per part
+        store.background_duty = 0.25
+        return store
+
+    writer = CheckpointWriter(paced_store)
+    writer.write(1, learner.freeze())
+    for u in range(6):  # every task changes: checkpoint 1's rows become garbage at checkpoint 3
+        learner.update(u, rng.normal(size=D), 0.5)
+    writer.write(2, learner.freeze())
+    clock, pauses = iter(range(10**6)), []
+    monkeypatch.setattr(_store.time, "perf_counter", lambda: float(next(clock)))
+    monkeypatch.setattr(_store.time, "sleep", pauses.append)
+    learner.update_many([0] * 25, rng.normal(size=(25, D)), rng.normal(size=25))
+    written = writer.write(3, learner.freeze())
+    monkeypatch.undo()
+    assert written["inputs_written"] == 25 and written["tasks_written"] == 1
+    # 3 input parts, 1 task batch, 1 truncation batch, 1 batch deleting checkpoint 1's 6 task rows
+    assert pauses == [3.0] * 6
+    writer.close()
+
+
 def test_connections_of_one_process_to_one_store_share_its_writer_lock(tmp_path, monkeypatch):
     """The committer and the checkpoint writer queue on one in-process lock before SQLite's (whose
     busy handler sleeps up to 100 ms at a time), however the path is spelled."""

@@ -152,6 +152,16 @@ class Store(ABC):
     serial, real, blob, placeholder = "INTEGER PRIMARY KEY", "REAL", "BLOB", "?"
     parts_apart = False  # True: the checkpoint parts live elsewhere (_parts_transaction)
     part_bytes = 4 << 20  # checkpoint parts written per transaction (save_checkpoint_parts)
+    # The checkpoint writer's share of the time while it writes: after each of its transactions it
+    # pauses (1 - duty) / duty times as long as that batch took (_pause_since).  Spreading the write,
+    # as PostgreSQL's checkpoint_completion_target does, leaves the event loop and the committer
+    # the CPU and the GIL between batches: unpaced, 16-19 % of the uploads sent while parts were
+    # written or garbage collected waited over 30 ms (2,000 single-example uploads/s, traced).
+    background_duty = 0.5
+
+    def _pause_since(self, started: float) -> None:
+        """Sleep so that the background batch begun at ``started`` used :attr:`background_duty` of the time."""
+        time.sleep((time.perf_counter() - started) * (1 - self.background_duty) / self.background_duty)
 
     @abstractmethod
     def _connect(self): ...
@@ -257,9 +267,10 @@ class Store(ABC):
         Nothing refers to these rows until :meth:`register_checkpoint` names them, so a kill
         before that leaves only rows :meth:`collect_checkpoint_garbage` removes later.
 
-        At most :attr:`part_bytes` per transaction, the inputs as several ``[start, stop)`` parts:
-        each commit's fsync then flushes a few MB, so the log's fsyncs meanwhile do not queue
-        behind one big flush, and no call copies more than a few MB while holding the GIL.  One
+        At most :attr:`part_bytes` per transaction, the inputs as several ``[start, stop)`` parts,
+        paced by :attr:`background_duty`: each commit's fsync then flushes a few MB, so the log's
+        fsyncs meanwhile do not queue behind one big flush, and no call copies more than a few MB
+        while holding the GIL.  One
         63 MB blob (the first checkpoint of the load test: 100,000 inputs) held it for ~70 ms in
         ``tobytes`` and the parameter binding, and stalled the event loop and the commit thread
         for 0.2-0.4 s (traced in the load test at commit a69dbca).
@@ -267,11 +278,12 @@ class Store(ABC):
         X = np.ascontiguousarray(X, dtype="<f8")
         step = max(1, self.part_bytes // (8 * max(1, X.shape[1])))
         for lo in range(0, len(X), step):
-            part = X[lo: lo + step]
+            started, part = time.perf_counter(), X[lo: lo + step]
             with self._parts_transaction() as cur:
                 cur.execute(self._sql("INSERT INTO checkpoint_inputs (start, stop, x) VALUES (?, ?, ?) "
                                       "ON CONFLICT DO NOTHING"), (start + lo, start + lo + len(part), _bytes_view(part)))
-        batch, size = [], 0
+            self._pause_since(started)
+        batch, size, started = [], 0, time.perf_counter()
         for i, (task, h, y, w, R) in enumerate(tasks):
             state = b"".join(_bytes_view(a) for a in (h, y, w, R))
             batch.append((json.dumps(task), seq, len(h), state))
@@ -280,7 +292,8 @@ class Store(ABC):
                 with self._parts_transaction() as cur:
                     cur.executemany(self._sql("INSERT INTO checkpoint_tasks (task, seq, size, state) "
                                               "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"), batch)
-                batch, size = [], 0
+                self._pause_since(started)
+                batch, size, started = [], 0, time.perf_counter()
 
     def register_checkpoint(self, seq: int, arrays: dict, meta: dict, keep: int = 2) -> list[int]:
         """Make the checkpoint at op ``seq`` the newest: its manifest (``arrays`` = the dense
@@ -297,21 +310,18 @@ class Store(ABC):
             cur.execute("SELECT seq FROM checkpoints ORDER BY seq")
             return [int(row[0]) for row in cur.fetchall()]
 
-    def truncate_log(self, through: int, batch: int = 250, pause_s: float = 0.001) -> None:
+    def truncate_log(self, through: int, batch: int = 250) -> None:
         """Drop the payloads (X, y, w) of the ops up to ``through``, which must be the oldest kept
         checkpoint: a restart replays from the newest one, or, if that cannot be read, from the
         oldest.  Their rows stay, without payload, as the record of the idempotency keys (a
         replayed key is refused forever).
 
-        Done ``batch`` ops per transaction (~7 ms for ops of 10 rows; 2,000 took 55 ms), pausing
-        ``pause_s`` between transactions: a lock is not fair, and without the pause this loop took
-        the writer lock back before a waiting commit woke up, which then waited several batches
-        (118-220 ms, traced in the load test)."""
-        first = True
+        Done ``batch`` ops per transaction (~7 ms for ops of 10 rows; 2,000 took 55 ms), paced by
+        :attr:`background_duty`.  The pause also matters because a lock is not fair: without one,
+        this loop took the writer lock back before a waiting commit woke up, which then waited
+        several batches (118-220 ms, traced in the load test)."""
         while True:
-            if not first:
-                time.sleep(pause_s)
-            first = False
+            started = time.perf_counter()
             with self._locked_transaction() as cur:
                 cur.execute(self._sql("SELECT value FROM meta WHERE key = ?"), ("truncated_through",))
                 row = cur.fetchone()
@@ -323,11 +333,13 @@ class Store(ABC):
                             (done, upto))
                 cur.execute(self._sql("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
                                       "SET value = excluded.value"), ("truncated_through", str(upto)))
+            self._pause_since(started)
 
-    def collect_checkpoint_garbage(self) -> int:
+    def collect_checkpoint_garbage(self, batch: int = 128) -> int:
         """Delete the task rows older than the oldest kept checkpoint that no kept manifest names
         (superseded states, and parts of checkpoints never registered); returns how many.  Rows
-        at or after the oldest kept checkpoint stay: a checkpoint still being written may own them."""
+        at or after the oldest kept checkpoint stay: a checkpoint still being written may own them.
+        ``batch`` rows per transaction, paced by :attr:`background_duty`."""
         with self._transaction() as cur:
             cur.execute("SELECT arrays, meta FROM checkpoints")
             manifests = [(unpack_arrays(blob), json.loads(meta)) for blob, meta in cur.fetchall()]
@@ -340,8 +352,12 @@ class Store(ABC):
         with self._parts_transaction() as cur:
             cur.execute(self._sql("SELECT task, seq FROM checkpoint_tasks WHERE seq < ?"), (int(oldest),))
             garbage = [(task, int(seq)) for task, seq in cur.fetchall() if (task, int(seq)) not in named]
-            if garbage:
-                cur.executemany(self._sql("DELETE FROM checkpoint_tasks WHERE task = ? AND seq = ?"), garbage)
+        for first in range(0, len(garbage), batch):
+            started = time.perf_counter()
+            with self._parts_transaction() as cur:
+                cur.executemany(self._sql("DELETE FROM checkpoint_tasks WHERE task = ? AND seq = ?"),
+                                garbage[first: first + batch])
+            self._pause_since(started)
         return len(garbage)
 
     def latest_checkpoint(self) -> tuple[int, dict, dict, dict] | None:
