@@ -10,8 +10,9 @@ per second, p50/p99 request latency, and the CPU of server and load generator.  
 ≥ 2,000 updates/s, p99 < 50 ms.  The load generator is a minimal HTTP/1.1 client on uvloop in this
 process (the server is another process), so the two share the machine's 2 cores with whatever
 else runs; in open loop it builds every request before the clock starts and reports how late it
-sent them (its own lag, part of every latency it reports).  Peers, side by side: the same kind of updates applied in-process by the learner alone
-(no HTTP, no durability), and SQLite ``synchronous=FULL`` commits of one op each (no group commit).
+sent them (its own lag, part of every latency it reports).  Peers, side by side: the same kind of
+updates applied in-process by the learner alone (no HTTP, no durability), and SQLite
+``synchronous=FULL`` commits of one op each (no group commit).
 
 Part 2, crash test: ``--kills`` cycles of fire / ``kill -9`` at a random moment / restart /
 audit (``tests/serve_harness.py``): acknowledged ops lost and ops applied twice (both must be 0),

@@ -315,7 +315,8 @@ def test_openapi_page_documents_every_endpoint_and_the_bearer_scheme(served):
 # surrogates, nesting, duplicate keys) serialised by the standard library, sometimes mangled.
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.floats(allow_nan=True) | st.text(max_size=3),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["X", "y", "w", "z"]), inner, max_size=4),
+    lambda inner: (st.lists(inner, max_size=4)
+                   | st.dictionaries(st.sampled_from(["X", "y", "w", "z"]), inner, max_size=4)),
     max_leaves=12)
 _upload_like = st.fixed_dictionaries(
     {"X": st.lists(st.lists(st.integers(-(10**25), 10**25) | st.floats(), min_size=D, max_size=D), min_size=1,

@@ -76,13 +76,11 @@ def unpack_arrays(blob: bytes) -> dict:
         return {k: npz[k] for k in npz.files}
 
 
-def _f8(a) -> bytes | None:
-    return None if a is None else np.ascontiguousarray(a, dtype="<f8").tobytes()
-
-
-def _bytes_view(a: np.ndarray) -> memoryview:
+def _le_bytes(a: np.ndarray | None) -> memoryview | None:
     """The bytes of ``a`` as little-endian float64 (floats) or int64 (integers), without a copy
-    when ``a`` already is (a database binds any buffer)."""
+    when ``a`` already is one (a database binds any buffer); None stays None."""
+    if a is None:
+        return None
     return memoryview(np.ascontiguousarray(a, dtype="<f8" if a.dtype.kind == "f" else "<i8")).cast("B")
 
 
@@ -126,8 +124,8 @@ class WriteTransaction:
                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
         now = time.time()
         self._cur.executemany(sql, [
-            (op.seq, op.user, op.kind, op.idem_key, _f8(op.X), _f8(op.y), _f8(op.w),
-             np.ascontiguousarray(op.keys, dtype="<i8").tobytes(), now) for op in ops])
+            (op.seq, op.user, op.kind, op.idem_key, _le_bytes(op.X), _le_bytes(op.y), _le_bytes(op.w),
+             _le_bytes(op.keys), now) for op in ops])
 
     def contributors_since(self, seq: int) -> int:
         self._cur.execute(self._store._sql("SELECT COUNT(DISTINCT user_id) FROM ops WHERE seq > ?"), (seq,))
@@ -270,10 +268,9 @@ class Store(ABC):
         At most :attr:`part_bytes` per transaction, the inputs as several ``[start, stop)`` parts,
         paced by :attr:`background_duty`: each commit's fsync then flushes a few MB, so the log's
         fsyncs meanwhile do not queue behind one big flush, and no call copies more than a few MB
-        while holding the GIL.  One
-        63 MB blob (the first checkpoint of the load test: 100,000 inputs) held it for ~70 ms in
-        ``tobytes`` and the parameter binding, and stalled the event loop and the commit thread
-        for 0.2-0.4 s (traced in the load test at commit a69dbca).
+        while holding the GIL.  One 63 MB blob (the first checkpoint of the load test: 100,000
+        inputs) held it for ~70 ms in ``tobytes`` and the parameter binding, and stalled the event
+        loop and the commit thread for 0.2-0.4 s (traced in the load test at commit a69dbca).
         """
         X = np.ascontiguousarray(X, dtype="<f8")
         step = max(1, self.part_bytes // (8 * max(1, X.shape[1])))
@@ -281,11 +278,11 @@ class Store(ABC):
             started, part = time.perf_counter(), X[lo: lo + step]
             with self._parts_transaction() as cur:
                 cur.execute(self._sql("INSERT INTO checkpoint_inputs (start, stop, x) VALUES (?, ?, ?) "
-                                      "ON CONFLICT DO NOTHING"), (start + lo, start + lo + len(part), _bytes_view(part)))
+                                      "ON CONFLICT DO NOTHING"), (start + lo, start + lo + len(part), _le_bytes(part)))
             self._pause_since(started)
         batch, size, started = [], 0, time.perf_counter()
         for i, (task, h, y, w, R) in enumerate(tasks):
-            state = b"".join(_bytes_view(a) for a in (h, y, w, R))
+            state = b"".join(_le_bytes(a) for a in (h, y, w, R))
             batch.append((json.dumps(task), seq, len(h), state))
             size += len(state)
             if size >= self.part_bytes or i == len(tasks) - 1:
@@ -471,10 +468,10 @@ class SQLiteStore(Store):
     def _locked_transaction(self):
         # BEGIN IMMEDIATE takes SQLite's write lock at once: the writer lock.  Connections of this
         # process (the committer's, the checkpoint writer's) first queue on a lock of their own:
-        # SQLite's busy handler polls a taken lock with sleeps that back off to 100 ms, and a
-        # commit that met the checkpoint writer's manifest or log truncation waited up to 131 ms
-        # for a lock held a few ms (traced in the load test).  Other processes still meet the busy
-        # handler (several API workers, where that wait is part of the price).
+        # SQLite's busy handler polls a taken lock with sleeps that back off to 100 ms, so a
+        # commit that met the checkpoint writer's manifest or a log-truncation batch slept well past
+        # its release (commits of 118-220 ms, traced in the load test).  Other processes still meet
+        # the busy handler (several API workers, where that wait is part of the price).
         with self._process_lock, self._begin(self._conn, "BEGIN IMMEDIATE") as cur:
             yield cur
 
