@@ -22,16 +22,15 @@ CACHE = Path(__file__).resolve().parent / "out" / "robust_research"
 
 
 def _stream(log, config, meta):
-    from stairsense.pipeline import _window_labels  # noqa: PLC2701 - the labels the package trains on
-    from stairsense.stream import resample, run_front_end
+    from stairsense.features import window_labels
+    from stairsense.stream import run_front_end
 
-    if config.rate_hz is not None:
-        log = resample(log, config.rate_hz)
     result = run_front_end(log, config)
+    log = result.log
     std, windows = result.standardized, result.windows
     kept = windows.kept
     index, offsets = windows.sample_index(kept)
-    y, direction = _window_labels(log.label, std.first + index, offsets)
+    y, direction = window_labels(log.label, std.first + index, offsets)
     return dict(samples=std.samples.astype(np.float32), start=windows.start[kept], stop=windows.stop[kept],
                 y=y, direction=direction, rate_hz=float(config.rate_hz or log.rate_hz), **meta)
 

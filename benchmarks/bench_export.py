@@ -44,10 +44,9 @@ from _common import cached_windows, data_dir, fused_uci_logs, write_results  # n
 from stairsense import PipelineConfig  # noqa: E402
 from stairsense.export import OnnxStairModel, export_model, session_options  # noqa: E402
 from stairsense.export._graph import GraphBuilder  # noqa: E402
-from stairsense.features import window_features  # noqa: E402
 from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E402
-from stairsense.pipeline import _window_labels, feature_names_for, log_features  # noqa: E402
-from stairsense.stream import resample, run_front_end  # noqa: E402
+from stairsense.features import AMBIGUOUS, WindowRowStage, feature_names_for, window_features  # noqa: E402
+from stairsense.stream import run_front_end  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
@@ -68,18 +67,16 @@ def held_out_windows(logs, config, subjects):
     for log in logs:
         if log.meta.get("subject") not in subjects:
             continue
-        log = resample(log, config.rate_hz)  # labels must be read at the front end's rate
         result = run_front_end(log, config)
-        kept = result.windows.kept
-        index, offs = result.windows.sample_index(kept)
-        y, _ = _window_labels(log.label, result.standardized.first + index, offs)
-        if config.step_context > 0:
-            contexts.append(log_features(result, config, log.rate_hz, kept)[y >= 0, -36:])
-        for w in np.flatnonzero(y >= 0):
-            window = result.standardized.samples[index[offs[w]:offs[w + 1]]]
+        rows = WindowRowStage(config, result.log.rate_hz, labelled=True).process(result)
+        good = np.flatnonzero(rows.label != AMBIGUOUS)
+        if rows.step_context is not None:
+            contexts.append(rows.step_context[good])
+        for w in good:
+            window = rows.samples[rows.offsets[w]:rows.offsets[w + 1]]
             parts.append(window)
             offsets.append(offsets[-1] + len(window))
-            labels.append(y[w])
+            labels.append(rows.label[w])
     context = np.vstack(contexts) if contexts else None
     return np.concatenate(parts).astype(np.float32), np.asarray(offsets), context, np.asarray(labels)
 

@@ -14,7 +14,7 @@ noisy). Writes ``benchmarks/results/rls2.md``.
 
 Part 3 (skipped when the UCI HAPT recordings are absent, or with ``--users 0``) applies
 linear RLS2 to the 79 window features of real UCI HAPT windows (STAIR vs NO_STAIR, built by
-``stairsense.pipeline.window_dataset`` with the default ``PipelineConfig``) as a second feature
+``stairsense.window_dataset`` with the default ``PipelineConfig``) as a second feature
 selector beside ``EasyMKLSelector``. Both rank the features on the [-1, 1]-scaled training
 windows of each leave-subjects-out fold (5-fold ``GroupKFold`` by subject): EasyMKL by its
 ``ranking_``; RLS2 by the order in which features enter its regularization path (30 lambda in
@@ -113,7 +113,7 @@ def selection_comparison(users, ks):
     from stairsense.features import make_feature_scaler
     from stairsense.models import EasyMKLSelector
     from stairsense.models import KOMDClassifier
-    from stairsense.pipeline import window_dataset
+    from stairsense import window_dataset
     from stairsense.stream import load_uci_hapt, uci_hapt_experiments
 
     uci = data_dir("uci-hapt")

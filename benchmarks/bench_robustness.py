@@ -44,7 +44,7 @@ from stairsense import PipelineConfig
 from stairsense.features import FEATURE_NAMES
 from stairsense.models import EasyMKLSelector, StairstepModel, make_stairstep_pipeline
 from stairsense.models.stairstep import RestrictedSelector, heading_invariant_mask
-from stairsense.pipeline import feature_names_for
+from stairsense.features import feature_names_for
 
 ROOT = Path(__file__).resolve().parents[1]
 # Log-file readers (`:!` excludes them) are not measured: this benchmark reads no log file.

@@ -23,9 +23,9 @@ does): the median alone happily gives up whole carrying positions. To show how m
 are also tuned **leave-one-user-out**: choose on two users, score the third; the pooled held-out
 errors of the three folds are reported beside the in-sample best.
 
-The chosen configuration is then re-run through ``stairsense.pipeline.front_end`` (checking that
+The chosen configuration is then re-run through ``stairsense.front_end`` (checking that
 its window count equals the grid's) to get per-recording precision and recall of window-to-step
-matching (``stairsense.pipeline.match_steps``: a kept window is a hit when it holds a true step).
+matching (``stairsense.match_steps``: a kept window is a hit when it holds a true step).
 
 Run: ``.venv/bin/python benchmarks/bench_step_detection.py`` (about 2–4 min on a shared 2-core
 machine). Writes ``benchmarks/results/step_detection.md`` and ``step_detection.png``.
@@ -44,7 +44,7 @@ import numpy as np
 from _common import data_dir, git_commit, load_average, write_results
 from _plain_counter import PlainCounter, plain_grid
 from stairsense import PipelineConfig
-from stairsense.pipeline import front_end, match_steps
+from stairsense import front_end, match_steps
 from stairsense.stream import load_oxford, oxford_recordings, resample, segment_steps, standardize
 
 HERE = Path(__file__).resolve().parent

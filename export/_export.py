@@ -39,8 +39,6 @@ from sklearn.utils.validation import check_is_fitted
 from stairsense.features import (
     RATIO_CLIP,
     STEP_CONTEXT_NAMES,
-    step_context_features,
-    step_shape_features,
     window_features,
 )
 from stairsense.models import KOMDClassifier, StairstepModel, load_model
@@ -142,7 +140,7 @@ def step_context_columns(feature_names) -> int:
         raise ValueError(
             f"the model's step-context features must be the 36 STEP_CONTEXT_NAMES, in order, after the Table 12.1 "
             f"ones; got {len(stray)} of them elsewhere (e.g. {stray[0]!r}): train it on "
-            "stairsense.pipeline.window_dataset features"
+            "stairsense.window_dataset features"
         )
     return 0
 
@@ -247,9 +245,9 @@ def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray, np.n
     """Standardized samples, window offsets and step-context rows to check an export on.
 
     ``validation`` is ``(samples, offsets)`` or ``(samples, offsets, step_context)``; a
-    ``SensorLog`` or a list of them (run through the front end with ``config``, kept windows only,
-    each log's step context computed over its own kept windows in order, as training does); or
-    ``None``: a 4-minute simulated log (seed 0), which covers walking, stairs and standing.
+    ``SensorLog`` or a list of them (each run through the front end and the window-row stage with
+    ``config``, kept windows only, as training does); or ``None``: a 4-minute simulated log
+    (seed 0), which covers walking, stairs and standing.
 
     Returns
     -------
@@ -259,7 +257,8 @@ def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray, np.n
         The :data:`~stairsense.features.STEP_CONTEXT_NAMES` features of each window: computed for
         logs when ``config.step_context > 0``, as given in a 3-tuple, else None.
     """
-    from stairsense.stream import SensorLog, resample, run_front_end, simulate
+    from stairsense.features import WindowRowStage
+    from stairsense.stream import SensorLog, run_front_end, simulate
 
     if isinstance(validation, tuple) and len(validation) in (2, 3):
         samples, offsets, *context = validation
@@ -271,30 +270,15 @@ def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray, np.n
     for log in logs:
         if not isinstance(log, SensorLog):
             raise TypeError(f"validation must be (samples, offsets), a SensorLog or a list of them; got {type(log).__name__}")
-        if config.rate_hz is not None:
-            log = resample(log, config.rate_hz)
         result = run_front_end(log, config)
-        kept = result.windows.kept
-        index, offs = result.windows.sample_index(kept)
-        parts.append(result.standardized.samples[index])
-        offsets.extend(total + offs[1:])
-        total += index.size
-        if config.step_context > 0:
-            contexts.append(_step_context_rows(result, kept, index, offs, config, log.rate_hz))
+        rows = WindowRowStage(config, result.log.rate_hz).process(result)
+        parts.append(rows.samples)
+        offsets.extend(total + rows.offsets[1:])
+        total += rows.samples.shape[0]
+        if rows.step_context is not None:
+            contexts.append(rows.step_context)
     context = np.vstack(contexts) if contexts else None
     return np.concatenate(parts).astype(np.float32), np.asarray(offsets, np.intp), context
-
-
-def _step_context_rows(result, kept, index, offsets, config, rate_hz: float) -> np.ndarray:
-    """(W, 36) step-context rows of one log's kept windows (``STEPCTX``: z the standardized vertical,
-    h the horizontal magnitude, dt = 1 / ``config.rate_hz`` or the log's rate), the same signals as
-    ``stairsense.pipeline.step_signals`` (a higher layer, so not imported here)."""
-    std = result.standardized
-    horizontal = std.samples[:, 3:6] if std.method == "mizell" else std.samples[:, :2]
-    z, h = std.vertical[index], np.linalg.norm(horizontal[index], axis=1)
-    shape = step_shape_features(z, h, offsets, 1.0 / (config.rate_hz or rate_hz))
-    return step_context_features(shape, result.windows.t_start_ns[kept], result.windows.t_end_ns[kept],
-                                 context=config.step_context, max_gap_s=config.step_context_gap_s)
 
 
 def _session(model_bytes_or_path):

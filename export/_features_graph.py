@@ -78,7 +78,7 @@ def parse_feature_names(names: Sequence[str]) -> tuple[int, list[tuple[int, str]
 
     A model on one standardized stream has the 79 names of Table 12.1; Mizell's orientation
     gives two streams (vertical, horizontal) whose names carry a prefix, 158 in all
-    (``stairsense.pipeline.feature_names_for``). Block b reads sample columns 3b..3b+2.
+    (``stairsense.features.feature_names_for``). Block b reads sample columns 3b..3b+2.
 
     Examples
     --------
@@ -91,7 +91,7 @@ def parse_feature_names(names: Sequence[str]) -> tuple[int, list[tuple[int, str]
     if not names or len(names) % N_FEATURES:
         raise ValueError(
             f"an exportable model takes 79 window features per standardized stream (Table 12.1); got "
-            f"{len(names)} feature names. Train it on stairsense.pipeline.window_dataset features"
+            f"{len(names)} feature names. Train it on stairsense.window_dataset features"
         )
     parsed = []
     for i, name in enumerate(names):

@@ -1,5 +1,6 @@
 """The 79 window features of Table 12.1 (batch over ragged windows and per sample), the 36 step-shape and
-step-context features beside them (issue 9), and their [-1, 1] scaling."""
+step-context features beside them, their [-1, 1] scaling, and the one stage from standardized samples
+and kept windows to window rows (:class:`WindowRowStage`) and training sets (:func:`window_dataset`)."""
 from ._scaling import make_feature_scaler
 from ._step_context import (
     STEP_CONTEXT_NAMES,
@@ -11,6 +12,18 @@ from ._step_context import (
     step_shape_features,
 )
 from ._streaming import WindowFeatureAccumulator
+from ._window_rows import (
+    AMBIGUOUS,
+    NO_STAIR,
+    STAIR,
+    WindowDataset,
+    WindowRows,
+    WindowRowStage,
+    feature_names_for,
+    step_signals,
+    window_dataset,
+    window_labels,
+)
 from ._window_features import (
     CONSTANT_ROW_RTOL,
     FEATURE_NAMES,
@@ -40,4 +53,14 @@ __all__ = [
     "step_shape_features",
     "step_context_features",
     "StepContext",
+    "STAIR",
+    "NO_STAIR",
+    "AMBIGUOUS",
+    "feature_names_for",
+    "step_signals",
+    "window_labels",
+    "WindowRows",
+    "WindowRowStage",
+    "WindowDataset",
+    "window_dataset",
 ]

@@ -1,15 +1,17 @@
 """stairsense: streaming phone-motion pipeline and stair-step recognition.
 
-The composition layer: the functions that run logs through the
-on-device front end (``replay``, ``window_dataset``, ``front_end``). The stages live in
+The composition layer: ``replay`` runs a log through the on-device pipeline; ``window_dataset``
+(from ``stairsense.features``) turns labelled logs into training rows. The stages live in
 ``stairsense.stream``, ``stairsense.features``, ``stairsense.models`` and ``stairsense.export``;
 :class:`PipelineConfig` lives in the bottom layer (``stairsense.stream``) and is re-exported here.
 """
 from importlib.metadata import PackageNotFoundError, version
 
-from stairsense.stream import PipelineConfig
+from stairsense.features import WindowDataset, window_dataset
+from stairsense.stream import PipelineConfig, match_steps
+from stairsense.stream import run_front_end as front_end
 
-from .pipeline import ReplayReport, WindowDataset, front_end, match_steps, replay, window_dataset
+from .pipeline import ReplayReport, replay
 
 try:
     __version__ = version("stairsense")

@@ -14,7 +14,8 @@ def cmd_demo(args) -> int:
     import numpy as np
 
     from stairsense.models import StairstepModel, make_stairstep_pipeline, save_model
-    from stairsense.pipeline import replay, window_dataset
+    from stairsense.features import window_dataset
+    from stairsense.pipeline import replay
     from stairsense.stream import STAIR_ACTIVITIES, resolve_orientation, simulate, write_log
 
     out = Path(args.out)

@@ -186,16 +186,17 @@ def front_end_data(logs, configs) -> list[tuple]:
 
     Per log, resampling runs once per rate and smoothing + gravity removal + rotation once per
     (rate, orientation, smoothing); the pattern and the sliding windows are cut from that one
-    standardized stream, and each configuration's replay counts come from the same pass. The
-    labelling and features are :func:`stairsense.window_dataset`'s, step for step (``tests/test_energy.py``
-    checks the result equals the per-configuration calls).
+    standardized stream, and each configuration's replay counts come from the same pass. The rows
+    and labels are :meth:`~stairsense.features.WindowDataset.of_log` of those front-end results, as
+    in ``window_dataset`` (``tests/test_energy.py`` checks the result equals the
+    per-configuration calls).
 
     Returns
     -------
     list of (WindowDataset, counts, median window), one per configuration, in order.
     """
     from stairsense.export.energy import add_up_counts, count_windows
-    from stairsense.pipeline import _dataset_of, _labelled_windows
+    from stairsense.features import WindowDataset
     from stairsense.stream import (
         FrontEndResult,
         Standardizer,
@@ -208,7 +209,6 @@ def front_end_data(logs, configs) -> list[tuple]:
     configs = list(configs)
     parts = [[] for _ in configs]
     replay = [[] for _ in configs]
-    ambiguous, rejected = [0] * len(configs), [0] * len(configs)
     for index, log in enumerate(logs):
         if log.label is None:
             raise ValueError(f"log {log.meta.get('path', index)} has no per-sample labels; cannot build a training set")
@@ -224,16 +224,10 @@ def front_end_data(logs, configs) -> list[tuple]:
             std = standardized[key]
             windows = (segment_steps(std.t_ns, std.vertical, config) if config.segmentation == "pattern"
                        else sliding_windows(std.t_ns, config))
-            result = FrontEndResult(std, windows)
-            replay[c].append(count_windows(at_rate, result))
-            columns, n_ambiguous, n_rejected = _labelled_windows(at_rate, result, config, index)
-            parts[c].append(columns)
-            ambiguous[c] += n_ambiguous
-            rejected[c] += n_rejected
-    if not parts or not parts[0]:
-        raise ValueError("no logs given")
-    return [(_dataset_of(parts[c], config, ambiguous[c], rejected[c]), *add_up_counts(replay[c], config))
-            for c, config in enumerate(configs)]
+            result = FrontEndResult(std, windows, at_rate)
+            replay[c].append(count_windows(result))
+            parts[c].append(WindowDataset.of_log(result, config, index))
+    return [(WindowDataset.concatenate(parts[c]), *add_up_counts(replay[c], config)) for c, config in enumerate(configs)]
 
 
 def _f1(y, pred) -> float:

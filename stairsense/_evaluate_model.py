@@ -16,9 +16,8 @@ from typing import Iterable
 
 import numpy as np
 
-from stairsense.stream import Activity, resample, run_front_end
-
-from .pipeline import _log_step_context, _window_labels, log_features
+from stairsense.features import STAIR, WindowRowStage
+from stairsense.stream import Activity, run_front_end
 
 __all__ = ["load_any_model", "evaluate_model"]
 
@@ -33,19 +32,6 @@ def load_any_model(path):
     from stairsense.models import load_model
 
     return load_model(path)
-
-
-def _predict(model, log, result, kept) -> np.ndarray:
-    """Labels of the kept windows of one log, as :func:`stairsense.replay` classifies them: an ONNX
-    model gets the samples (and the step-context rows when its configuration has them), a trained
-    model every feature column."""
-    config = model.config
-    if not getattr(model, "wants_samples", False):
-        return np.asarray(model.predict(log_features(result, config, log.rate_hz, kept)))
-    index, offsets = result.windows.sample_index(kept)
-    samples = result.standardized.samples[index].astype(np.float32)
-    rows = _log_step_context(result, config, log.rate_hz, kept) if config.step_context > 0 else None
-    return np.asarray(model.predict_windows(samples, offsets, step_context=rows))
 
 
 def _scores(truth, pred):
@@ -81,18 +67,15 @@ def evaluate_model(model_path, logs: Iterable, *, progress: bool = False) -> dic
     for i, log in enumerate(tqdm(list(logs), desc="windows", unit="log", disable=not progress)):
         if log.label is None:
             raise ValueError(f"log {log.meta.get('path', i)} has no per-sample labels; evaluation needs them")
-        if config.rate_hz is not None:
-            log = resample(log, config.rate_hz)
         result = run_front_end(log, config)
-        index, offsets = result.windows.sample_index(result.windows.kept)
-        y, d = _window_labels(log.label, result.standardized.first + index, offsets)
-        if y.size == 0:
+        rows = WindowRowStage(config, result.log.rate_hz, labelled=True).process(result)
+        if not len(rows):
             continue
-        p = _predict(model, log, result, result.windows.kept)
-        good = y >= 0
-        truth.append(y[good] == 1)
-        pred.append(p[good] == 1)
-        direction.append(d[good])
+        p = np.asarray(model.predict_windows(rows.samples, rows.offsets, step_context=rows.step_context))
+        good = rows.label >= 0
+        truth.append(rows.label[good] == STAIR)
+        pred.append(p[good] == STAIR)
+        direction.append(rows.direction[good])
         subject += [str(log.meta.get("subject", i))] * int(good.sum())
         placement += [str(log.meta.get("placement", "unknown")).lower()] * int(good.sum())
     if not truth:

@@ -1,7 +1,7 @@
 """Training and evaluation from labelled recordings: what ``stairsense train`` / ``evaluate`` call.
 
 Composition only (DESIGN.md): read logs, add the virtual sensors a configuration needs, cut and
-featurise windows with :func:`stairsense.pipeline.window_dataset`, then fit
+featurise windows with :func:`stairsense.features.window_dataset`, then fit
 (:class:`~stairsense.models.StairstepModel`) or evaluate
 (:func:`~stairsense.models.evaluate_protocol`).
 """
@@ -25,7 +25,7 @@ from stairsense.stream import (
     with_virtual_sensors,
 )
 
-from .pipeline import window_dataset
+from stairsense.features import window_dataset
 
 __all__ = ["load_labelled_logs", "prepare_logs", "train_from_recordings", "evaluate"]
 

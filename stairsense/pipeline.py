@@ -1,269 +1,39 @@
-"""Composition of the stages: logs → standardized windows → features → labels, and replay.
+"""Replay: a log through the exact on-device pipeline, streamed in chunks.
 
-No algorithm lives here (DESIGN.md): this module wires ``stream`` and ``features`` together the
-same way for training, evaluation and replay, so all three see exactly the same windows.
+No algorithm lives here (DESIGN.md): replay composes the reader (``stream``), the resampler and the
+front end (``stream``), the window-row stage (``features``) and a stair-step model's
+``predict_windows`` the way the phone does, chunk after chunk with every stage's state carried
+across, and counts what they produce.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
-from stairsense.features import (
-    FEATURE_NAMES,
-    STEP_CONTEXT_NAMES,
-    StepContext,
-    step_shape_features,
-    window_features,
-)
+from stairsense.features import STAIR, WindowRowStage
 from stairsense.stream import (
     STAIR_ACTIVITIES,
-    Activity,
     FrontEnd,
-    FrontEndResult,
     PipelineConfig,
     ReadReport,
+    Resampler,
     SensorLog,
-    Standardized,
     StepTruth,
     WindowStatus,
-    WindowTable,
     iter_log_chunks,
+    match_steps,
     read_steps,
-    Resampler,
-    resample,
     resolve_orientation,
-    run_front_end,
 )
 
-__all__ = [
-    "WindowDataset",
-    "front_end",
-    "window_features_of",
-    "log_features",
-    "step_signals",
-    "window_dataset",
-    "feature_names_for",
-    "match_steps",
-    "ReplayReport",
-    "replay",
-]
-
-NO_STAIR, STAIR = 0, 1
+__all__ = ["ReplayReport", "replay", "trained_orientations", "REPLAY_CHUNK_ROWS"]
 
 # Rows per replay chunk: small enough that every per-chunk array stays in a few MB (flat memory on
 # day-long logs), large enough that per-chunk overhead is negligible (measured in bench_frontend).
 REPLAY_CHUNK_ROWS = 1 << 16
-
-
-def feature_names_for(config: PipelineConfig) -> list[str]:
-    """Names of the feature columns: the 79 Table 12.1 features (2 × 79 for Mizell's vertical and
-    horizontal streams), then the 36 :data:`~stairsense.features.STEP_CONTEXT_NAMES` when
-    ``config.step_context > 0``."""
-    if config.orientation == "mizell":
-        names = [f"vertical_{n}" for n in FEATURE_NAMES] + [f"horizontal_{n}" for n in FEATURE_NAMES]
-    else:
-        names = list(FEATURE_NAMES)
-    return names + list(STEP_CONTEXT_NAMES) if config.step_context > 0 else names
-
-
-def front_end(log: SensorLog, config: PipelineConfig) -> FrontEndResult:
-    """Resample to ``config.rate_hz`` (if set), then the batch front end."""
-    if config.rate_hz is not None:
-        log = resample(log, config.rate_hz)
-    return run_front_end(log, config)
-
-
-def window_features_of(samples: np.ndarray, windows: WindowTable, mask=None) -> np.ndarray:
-    """Table 12.1 features of the (masked) windows over standardized ``samples`` (3 or 6 columns).
-
-    The step context needs more than the samples (the vertical signal, the rate, the windows
-    before); :func:`log_features` gives every column of :func:`feature_names_for`.
-    """
-    index, offsets = windows.sample_index(mask)
-    parts = [window_features(samples[index, c : c + 3], offsets) for c in range(0, samples.shape[1], 3)]
-    return np.hstack(parts)
-
-
-def step_signals(standardized: Standardized) -> np.ndarray:
-    """(m, 2) per sample: ``z`` the vertical dynamic acceleration and ``h`` the horizontal magnitude,
-    the two signals the step-context features read (``STEPCTX``: hypot of the East and North
-    columns for the Earth-frame methods, the norm of Mizell's horizontal component)."""
-    samples = standardized.samples
-    horizontal = samples[:, 3:6] if standardized.method == "mizell" else samples[:, :2]
-    return np.column_stack([standardized.vertical, np.linalg.norm(horizontal, axis=1)])
-
-
-def _step_dt(config: PipelineConfig, rate_hz: float) -> float:
-    """Sample period the step shape integrates with: 1 / ``config.rate_hz``, else 1 / the log's rate.
-
-    Without ``rate_hz`` a replay knows only the rate of a segment's first chunk (the median interval
-    of up to ``REPLAY_CHUNK_ROWS`` samples, as the front end's count smoothing does), a batch run the
-    whole log's: the same for logs of one chunk (< 65536 samples), else close (the rates of a jittery
-    log's first 65536 samples and of all of it differ by 2.6e-4 on a 30-minute simulated walk at
-    50 Hz with 5 % timestamp jitter). With ``rate_hz`` both are exact.
-    """
-    return 1.0 / (config.rate_hz or rate_hz)
-
-
-def _step_context_of(signals: np.ndarray, windows: WindowTable, mask, dt: float, context: StepContext) -> np.ndarray:
-    """(m, 36) step-context features of the (masked) windows, pushed in order into ``context``.
-
-    ``context`` is the running :class:`~stairsense.features.StepContext` of one stream: a fresh
-    one for a whole log; replay keeps one across chunks and resets it with every segment, so the
-    rows are the same either way. ``signals`` are :func:`step_signals` of the samples the windows
-    index.
-    """
-    index, offsets = windows.sample_index(mask)
-    shape = step_shape_features(signals[index, 0], signals[index, 1], offsets, dt)
-    kept = windows if mask is None else windows.select(mask)
-    rows = [context.push_shape(row, a, b) for row, a, b in zip(shape, kept.t_start_ns, kept.t_end_ns)]
-    return np.array(rows, dtype=np.float64).reshape(-1, len(STEP_CONTEXT_NAMES))
-
-
-def _new_step_context(config: PipelineConfig) -> StepContext | None:
-    """The running step context of ``config``, None when it has none (``step_context=0``)."""
-    return StepContext(config.step_context, config.step_context_gap_s) if config.step_context > 0 else None
-
-
-def log_features(result: FrontEndResult, config: PipelineConfig, rate_hz: float, mask=None) -> np.ndarray:
-    """Every feature column of :func:`feature_names_for` for the (masked) windows of one log.
-
-    Parameters
-    ----------
-    result : FrontEndResult
-        The front end run over the whole (resampled) log.
-    config : PipelineConfig
-    rate_hz : float
-        Rate of the log the front end ran on (used when ``config.rate_hz`` is None).
-    mask : array of bool, optional
-        The windows to featurise, usually ``windows.kept``; the step context runs over them in
-        order within this log only.
-    """
-    X = window_features_of(result.standardized.samples, result.windows, mask)
-    return X if config.step_context == 0 else np.hstack([X, _log_step_context(result, config, rate_hz, mask)])
-
-
-def _log_step_context(result: FrontEndResult, config: PipelineConfig, rate_hz: float, mask=None) -> np.ndarray:
-    """(m, 36) step-context rows of the (masked) windows of one log (``config.step_context > 0``)."""
-    return _step_context_of(step_signals(result.standardized), result.windows, mask, _step_dt(config, rate_hz),
-                            _new_step_context(config))
-
-
-@dataclass
-class WindowDataset:
-    """Kept windows of many logs with features, labels and provenance.
-
-    Attributes
-    ----------
-    X : ndarray, shape (m, len(feature_names))
-        79 Table 12.1 features (158 for Mizell), then the 36 step-context ones when
-        ``config.step_context > 0`` (:func:`feature_names_for`).
-    y : ndarray of int, shape (m,)
-        1 = STAIR (every sample of the window is in an upstairs or downstairs segment), 0 = NO_STAIR
-        (no sample is, and every sample is labelled).
-    groups : ndarray of object, shape (m,)
-        Subject of each window (``meta["subject"]``, else the log's index) for leave-subjects-out.
-    direction : ndarray of int, shape (m,)
-        Activity code of STAIR windows (2 up, 3 down), 0 otherwise: the optional sub-label.
-    log_index, t_start_ns, t_end_ns : ndarray, shape (m,)
-    n_ambiguous : int
-        Kept windows left out because they straddle a stair boundary or unlabelled samples.
-    n_rejected : int
-        Windows the duration filter rejected (never classified; NO_STAIR by definition).
-    """
-
-    X: np.ndarray
-    y: np.ndarray
-    groups: np.ndarray
-    direction: np.ndarray
-    log_index: np.ndarray
-    t_start_ns: np.ndarray
-    t_end_ns: np.ndarray
-    feature_names: list[str]
-    n_ambiguous: int = 0
-    n_rejected: int = 0
-
-    def __len__(self) -> int:
-        return int(self.y.size)
-
-
-def _window_labels(labels: np.ndarray, index: np.ndarray, offsets: np.ndarray):
-    """Per window: STAIR / NO_STAIR / ambiguous (-1), and the stair direction."""
-    lab = labels[index]
-    is_stair = np.isin(lab, [int(a) for a in STAIR_ACTIVITIES]).astype(np.int64)
-    unlabelled = (lab == Activity.UNLABELLED).astype(np.int64)
-    starts = offsets[:-1]
-    n = np.diff(offsets)
-    stair_count = np.add.reduceat(is_stair, starts) if n.size else np.zeros(0, np.int64)
-    unlabelled_count = np.add.reduceat(unlabelled, starts) if n.size else np.zeros(0, np.int64)
-    y = np.full(n.size, -1)
-    y[stair_count == n] = STAIR
-    y[(stair_count == 0) & (unlabelled_count == 0)] = NO_STAIR
-    direction = np.where(y == STAIR, lab[starts] if n.size else 0, 0)
-    return y, direction
-
-
-def _labelled_windows(log: SensorLog, result: FrontEndResult, config: PipelineConfig, log_index: int):
-    """One log's kept, unambiguous windows as the columns of a :class:`WindowDataset`, and its
-    numbers of ambiguous and rejected windows. ``log`` is the log the front end ran on (resampled
-    to ``config.rate_hz`` if set): its labels and rate."""
-    std, windows = result.standardized, result.windows
-    kept = windows.kept
-    index, offsets = windows.sample_index(kept)
-    y, direction = _window_labels(log.label, std.first + index, offsets)
-    # every kept window enters the step context (the phone does not know the labels), then the
-    # ambiguous ones leave the training set
-    X = log_features(result, config, log.rate_hz, kept)
-    good = y >= 0
-    subject = log.meta.get("subject", log_index)
-    columns = (X[good], y[good], np.full(good.sum(), subject, dtype=object), direction[good],
-               np.full(good.sum(), log_index), windows.t_start_ns[kept][good], windows.t_end_ns[kept][good])
-    return columns, int((~good).sum()), int((~kept).sum())
-
-
-def _dataset_of(parts, config: PipelineConfig, n_ambiguous: int, n_rejected: int) -> WindowDataset:
-    """The :class:`WindowDataset` of the per-log columns of :func:`_labelled_windows`."""
-    if not parts:
-        raise ValueError("no logs given")
-    cols = [np.concatenate(c) for c in zip(*parts)]
-    return WindowDataset(*cols, feature_names=feature_names_for(config), n_ambiguous=n_ambiguous,
-                         n_rejected=n_rejected)
-
-
-def window_dataset(logs: Iterable[SensorLog], config: PipelineConfig, *, progress: bool = False) -> WindowDataset:
-    """Run every log through the front end and return its kept, unambiguous windows.
-
-    Logs need per-sample ``label`` (UCI HAPT, the simulator). Each log must be gap-free. The
-    features are :func:`log_features`: the step context runs within each log.
-    """
-    from tqdm.auto import tqdm
-
-    parts = []
-    n_ambiguous = n_rejected = 0
-    for i, log in enumerate(tqdm(list(logs), desc="windows", disable=not progress, unit="log")):
-        if log.label is None:
-            raise ValueError(f"log {log.meta.get('path', i)} has no per-sample labels; cannot build a training set")
-        if config.rate_hz is not None:
-            log = resample(log, config.rate_hz)
-        columns, ambiguous, rejected = _labelled_windows(log, run_front_end(log, config), config, i)
-        parts.append(columns)
-        n_ambiguous += ambiguous
-        n_rejected += rejected
-    return _dataset_of(parts, config, n_ambiguous, n_rejected)
-
-
-def match_steps(truth_ns: np.ndarray, t_start_ns: np.ndarray, t_end_ns: np.ndarray) -> int:
-    """Number of windows ``[t_start, t_end)`` that contain at least one ground-truth step.
-
-    Kept pattern windows never overlap, so each true step is credited to at most one window;
-    a window holding two steps counts once (the second is a miss).
-    """
-    lo = np.searchsorted(truth_ns, t_start_ns, side="left")
-    hi = np.searchsorted(truth_ns, t_end_ns, side="left")
-    return int(np.count_nonzero(hi > lo))
 
 
 @dataclass
@@ -349,7 +119,6 @@ def _orientation_for(config: PipelineConfig, chunk: SensorLog, name: str, traine
                      "this one")
 
 
-
 def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(), units=None,
            progress: bool = False, on_windows=None) -> ReplayReport:
     """Run a log through the exact on-device front end, streamed in chunks (flat memory).
@@ -361,11 +130,15 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
         ground truth) or a log in memory.
     config : PipelineConfig
     model : StairstepModel or OnnxStairModel, optional
-        A stair-step classifier; kept windows it calls STAIR are counted as stair steps. A model
-        with ``wants_samples = True`` gets each window's samples (``predict_windows``, with
-        ``step_context=`` rows when ``config.step_context > 0``), others every feature column
-        (``predict``). The step context runs over the kept windows of a segment and restarts with
-        every segment, so the columns equal :func:`log_features` of that segment in one piece.
+        A stair-step classifier; kept windows it calls STAIR are counted as stair steps. Its
+        ``predict_windows`` gets each chunk's :class:`~stairsense.features.WindowRows` (samples,
+        offsets and, when ``config.step_context > 0``, the step context). One
+        :class:`~stairsense.features.WindowRowStage` runs per segment, so the rows equal those of the
+        segment in one piece. With ``config.rate_hz`` unset, the segment's rate (the step shape's
+        dt, ``smoothing='count'``) is the median rate of its first chunk, as a phone knows only
+        the rate it requested, and a batch run uses the whole log's: the same for logs of one chunk
+        (< 65536 samples), else close (2.6e-4 apart on a 30-minute simulated walk at 50 Hz with 5 %
+        timestamp jitter). With ``config.rate_hz`` both are exact.
     repair : iterable of str
         Reader repairs (:data:`~stairsense.stream.REPAIRS`); with ``split-gaps`` the front end
         restarts after every gap, as a phone does when the sensor stream stops. What they did is
@@ -384,8 +157,7 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     trained = trained_orientations(model) if model is not None else None
     front = resampler = None
     segment = None
-    tail = _SampleTail(config)
-    steps = None  # the running step context of the segment, when a model reads it
+    rows = None  # the segment's window-row stage, when a model reads the rows
     starts, ends = [], []
     rejected = np.zeros(len(WindowStatus), dtype=np.int64)
     stair_windows = 0
@@ -405,10 +177,8 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
             if front is None:
                 report.method = _orientation_for(config, chunk, name, trained)
                 front = FrontEnd(config, report.method, rate_hz=chunk.rate_hz or config.rate_hz)
-                tail.reset()
-                # a new segment is a new stream for the step context too (the phone's sensor stopped)
-                context = _new_step_context(config) if model is not None else None
-                steps = None if context is None else (context, _step_dt(config, front.standardizer.rate_hz))
+                # a new segment is a new stream for the rows too (the phone's sensor stopped)
+                rows = WindowRowStage(config, front.standardizer.rate_hz) if model is not None else None
                 report.segments += 1
             result = front.process(chunk)
             first_t = chunk.t_ns[0] if first_t is None else first_t
@@ -419,10 +189,11 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
             kept = windows.kept
             starts.append(windows.t_start_ns[kept])
             ends.append(windows.t_end_ns[kept])
-            tail.extend(result.standardized.t_ns, result.standardized.samples,
-                        None if steps is None else step_signals(result.standardized))
-            if model is not None and kept.any():
-                stair_windows += int(np.count_nonzero(_classify(model, tail, windows, kept, steps) == STAIR))
+            if rows is not None:
+                closed = rows.process(result)
+                if len(closed):
+                    decided = model.predict_windows(closed.samples, closed.offsets, step_context=closed.step_context)
+                    stair_windows += int(np.count_nonzero(np.asarray(decided) == STAIR))
             if on_windows is not None:
                 on_windows(result, chunk)
             bar.update(len(chunk))
@@ -448,53 +219,3 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     if model is not None:
         report.stair_steps = stair_windows
     return report
-
-
-def _classify(model, tail, windows: WindowTable, kept, steps) -> np.ndarray:
-    """Labels of the kept windows. Models with ``wants_samples`` (the exported ONNX graph, which
-    computes its own features, as on the phone) get the windows' samples and, when the
-    configuration has a step context, its rows; others get every feature column.
-
-    ``steps`` is ``(StepContext, dt)`` of the segment, or None without a step context: the kept
-    windows are pushed into the running context in order, so its rows equal the batch
-    :func:`log_features` of the segment.
-    """
-    local = windows.shifted(-tail.offset)
-    rows = None if steps is None else _step_context_of(tail.signals, local, kept, steps[1], steps[0])
-    if getattr(model, "wants_samples", False):
-        index, offsets = local.sample_index(kept)
-        if rows is None:
-            return np.asarray(model.predict_windows(tail.samples[index], offsets))
-        return np.asarray(model.predict_windows(tail.samples[index], offsets, step_context=rows))
-    X = window_features_of(tail.samples, local, kept)
-    return np.asarray(model.predict(X if rows is None else np.hstack([X, rows])))
-
-
-class _SampleTail:
-    """The most recent standardized samples (and their step signals, when the step context needs
-    them), enough to cover any window the filter keeps.
-
-    A window that closes in a chunk can start in the previous one, but a kept window lasts at
-    most ``max_step_s`` (a sliding one ``window_ms``), so older samples are never needed.
-    """
-
-    def __init__(self, config: PipelineConfig):
-        self.longest_ns = int(max(config.max_step_s, config.window_ms / 1e3) * 1e9)
-        self.reset()
-
-    def reset(self):
-        self.t_ns = np.zeros(0, dtype=np.int64)
-        self.samples = self.signals = None
-        self.offset = 0  # global index of self.samples[0]
-
-    def extend(self, t_ns: np.ndarray, samples: np.ndarray, signals: np.ndarray | None = None):
-        if self.samples is None:
-            self.t_ns, self.samples, self.signals = t_ns, samples, signals
-            return
-        if t_ns.size:
-            drop = int(np.searchsorted(self.t_ns, t_ns[0] - self.longest_ns, side="left"))
-            self.offset += drop
-            self.t_ns = np.concatenate([self.t_ns[drop:], t_ns])
-            self.samples = np.concatenate([self.samples[drop:], samples])
-            if signals is not None:
-                self.signals = np.concatenate([self.signals[drop:], signals])

@@ -26,6 +26,7 @@ from ._segment import (
     Window,
     WindowStatus,
     WindowTable,
+    match_steps,
     segment_steps,
     sliding_windows,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "SlidingWindower",
     "segment_steps",
     "sliding_windows",
+    "match_steps",
     "FrontEnd",
     "FrontEndResult",
     "run_front_end",

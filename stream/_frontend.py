@@ -1,8 +1,8 @@
 """The whole front end: standardization then windowing, per sample or per log (DESIGN.md).
 
 :class:`FrontEnd` is what the phone runs: ``push`` one raw sample, get back the windows that
-close at it. :func:`run_front_end` is the batch path over a whole gap-free log and returns the
-standardized stream with the same windows. Sample indices of windows refer to the standardized
+close at it. :func:`run_front_end` is the batch path over a whole gap-free log (resampled to the
+configuration's rate first, if it has one) and returns the standardized stream with the same windows. Sample indices of windows refer to the standardized
 stream; ``Standardized.first`` maps them back to the input log.
 """
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ._config import PipelineConfig
 
 from ._log import SensorLog
+from ._resample import resample
 from ._segment import WindowTable, make_windower
 from ._standardize import Standardized, Standardizer, resolve_orientation
 
@@ -20,14 +21,19 @@ __all__ = ["FrontEnd", "FrontEndResult", "run_front_end"]
 
 @dataclass(frozen=True)
 class FrontEndResult:
-    """Standardized samples of one log and its candidate windows."""
+    """Standardized samples of one log, its candidate windows, and the log they came from (resampled
+    to the configuration's rate, if it has one: its labels and rate belong to the samples)."""
 
     standardized: Standardized
     windows: WindowTable
+    log: SensorLog | None = None
 
 
 def run_front_end(log: SensorLog, config: PipelineConfig) -> FrontEndResult:
-    """Batch front end (spec §3.3–§3.5) over one gap-free log at its own sampling rate."""
+    """Batch front end (spec §3.3–§3.5) over one gap-free log: resampled to ``config.rate_hz`` when
+    it is set, else at the log's own rate."""
+    if config.rate_hz is not None:
+        log = resample(log, config.rate_hz)
     return FrontEnd(config, resolve_orientation(config, log), rate_hz=log.rate_hz).process(log)
 
 
@@ -55,7 +61,7 @@ class FrontEnd:
         standardized block's ``first`` is relative to this chunk.
         """
         std = self.standardizer.process(log.t_ns, log.acc, gyro=log.gyro, rotvec=log.rotvec, linacc=log.linacc)
-        return FrontEndResult(std, self.windower.process(std.t_ns, std.vertical))
+        return FrontEndResult(std, self.windower.process(std.t_ns, std.vertical), log)
 
     def push(self, t_ns, acc, gyro=None, rotvec=None, linacc=None):
         out = self.standardizer.push(t_ns, acc, gyro, rotvec, linacc)

@@ -41,8 +41,7 @@ __all__ = [
     "SlidingWindower",
     "segment_steps",
     "sliding_windows",
-    "make_windower",
-]
+    "make_windower", "match_steps"]
 
 
 class WindowStatus(enum.IntEnum):
@@ -386,3 +385,13 @@ def make_windower(config: PipelineConfig):
     """The streaming windower the configuration asks for."""
     return StepSegmenter(config) if config.segmentation == "pattern" else SlidingWindower(config)
 
+
+def match_steps(truth_ns: np.ndarray, t_start_ns: np.ndarray, t_end_ns: np.ndarray) -> int:
+    """Number of windows ``[t_start, t_end)`` that contain at least one ground-truth step.
+
+    Kept pattern windows never overlap, so each true step is credited to at most one window;
+    a window holding two steps counts once (the second is a miss).
+    """
+    lo = np.searchsorted(truth_ns, t_start_ns, side="left")
+    hi = np.searchsorted(truth_ns, t_end_ns, side="left")
+    return int(np.count_nonzero(hi > lo))

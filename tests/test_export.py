@@ -104,7 +104,7 @@ def test_feature_graph_prunes_unneeded_statistics():
 
 @pytest.fixture(scope="module")
 def model():
-    from stairsense.pipeline import window_dataset
+    from stairsense import window_dataset
     from stairsense.stream.simulate._simulate import simulate
 
     data = window_dataset([simulate(minutes=3, seed=s) for s in (1, 2)], CONFIG)

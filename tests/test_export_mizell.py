@@ -20,13 +20,11 @@ def test_mizell_model_exports_with_parity(tmp_path):
     onnx_model = OnnxStairModel(tmp_path / "mizell.onnx", config=config)
     assert onnx_model.n_columns == 6 and onnx_model.n_step_context == 36
     log = simulate(minutes=1, rate_hz=30, seed=6)
-    from stairsense import front_end
-    from stairsense.pipeline import log_features
+    from stairsense.features import WindowRowStage
+    from stairsense.stream import run_front_end
 
-    result = front_end(log, config)
-    kept = result.windows.kept
-    index, offsets = result.windows.sample_index(kept)
-    X = log_features(result, config, log.rate_hz, kept)  # z = Mizell's vertical scalar, h = ‖horizontal‖
-    expected = model.predict(X)
-    got = onnx_model.predict_windows(result.standardized.samples[index], offsets, step_context=X[:, 158:])
+    result = run_front_end(log, config)
+    rows = WindowRowStage(config, result.log.rate_hz).process(result)  # z = Mizell's vertical, h = ‖horizontal‖
+    expected = model.predict(rows.features())
+    got = onnx_model.predict_windows(rows.samples, rows.offsets, step_context=rows.step_context)
     np.testing.assert_array_equal(got, expected)

@@ -1,7 +1,7 @@
 """Export of a model with step-context features (issue 9): the graph's second input ``step_context``.
 
 Oracles: the float64 scikit-learn model on the Table 12.1 features (``window_features``) next to
-the step-context rows of the training featurisation (``stairsense.pipeline.log_features``, which
+the step-context rows of the training featurisation (``stairsense.features.WindowRowStage``, which
 is not the export's code); ONNX Runtime runs the exported file.
 """
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pytest
 
 pytest.importorskip("onnxruntime")
 
-from stairsense import PipelineConfig, front_end, window_dataset  # noqa: E402
+from stairsense import PipelineConfig, window_dataset  # noqa: E402
 from stairsense.export import OnnxStairModel, build_onnx_model, export_model, inspect_model, validation_windows  # noqa: E402
 from stairsense.features import FEATURE_NAMES, STEP_CONTEXT_NAMES, window_features  # noqa: E402
 from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E402
-from stairsense.pipeline import log_features  # noqa: E402
-from stairsense.stream import resample, simulate  # noqa: E402
+from stairsense.features import WindowRowStage  # noqa: E402
+from stairsense.stream import run_front_end, simulate  # noqa: E402
 
 CONFIG = PipelineConfig(rate_hz=30, step_context=5)
 N_TABLE = len(FEATURE_NAMES)
@@ -51,9 +51,8 @@ def test_validation_rows_are_the_training_featurisation():
     """The export computes the rows itself (a lower layer); they must be the ones training saw."""
     log = simulate(minutes=2, seed=9)
     samples, offsets, context = validation_windows(log, CONFIG)
-    resampled = resample(log, CONFIG.rate_hz)
-    result = front_end(resampled, CONFIG)
-    expected = log_features(result, CONFIG, resampled.rate_hz, result.windows.kept)
+    result = run_front_end(log, CONFIG)
+    expected = WindowRowStage(CONFIG, result.log.rate_hz).process(result).features()
     assert context.shape == (offsets.size - 1, len(STEP_CONTEXT_NAMES)) and context.shape[0] > 50
     np.testing.assert_array_equal(context, expected[:, N_TABLE:])
     np.testing.assert_allclose(window_features(samples.astype(np.float64), offsets), expected[:, :N_TABLE],

@@ -1,8 +1,8 @@
-"""Step context in the pipeline (issue 9): the configuration, the feature columns, the batch
-window_dataset against a direct reading of STEPCTX.md, replay in chunks against the batch features,
-old model files, and the `train` default. Oracles: features.step_shape called per window on z and h
-taken by hand from the standardized stream, a loop over the context rule, and the batch pipeline
-itself for the streaming forms."""
+"""Step context in the pipeline: the configuration, the feature columns, the batch window_dataset
+against a direct reading of STEPCTX.md, replay in chunks against the batch rows, old model files, and
+the `train` default. Oracles: features.step_shape called per window on z and h taken by hand from the
+standardized stream, a loop over the context rule, and the window-row stage over the whole log for
+the streaming forms."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,11 +14,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stairsense.pipeline as pipeline
-from stairsense import PipelineConfig, front_end, window_dataset
-from stairsense.features import FEATURE_NAMES, STEP_CONTEXT_NAMES, STEP_CONTEXT_OF, STEP_SHAPE_NAMES, step_shape
+from stairsense import PipelineConfig, window_dataset
+from stairsense.features import (
+    FEATURE_NAMES,
+    STEP_CONTEXT_NAMES,
+    STEP_CONTEXT_OF,
+    STEP_SHAPE_NAMES,
+    WindowRows,
+    WindowRowStage,
+    feature_names_for,
+    step_shape,
+    step_signals,
+)
 from stairsense.models import StairstepModel, load_model, make_stairstep_pipeline, save_model
-from stairsense.pipeline import feature_names_for, log_features
-from stairsense.stream import READ_ONLY_FIELDS, Activity, read_segments, resample, simulate, write_log
+from stairsense.stream import READ_ONLY_FIELDS, Activity, read_segments, run_front_end, simulate, write_log
 
 CONFIG = PipelineConfig(rate_hz=30, orientation="vertical")  # explicit: independent of the defaults
 
@@ -83,14 +92,12 @@ def _expected_rows(log, config):
     vertical dynamic acceleration, h the horizontal magnitude, dt 1 / rate; the context is the mean
     and Std / (|mean| + 1e-6) over the run's last ≤ context kept windows, a run breaking where one
     window starts more than the gap after the previous one ended."""
-    if config.rate_hz is not None:
-        log = resample(log, config.rate_hz)
-    result = front_end(log, config)
+    result = run_front_end(log, config)
     std, windows = result.standardized, result.windows
     samples = std.samples
     h = (np.sqrt((samples[:, 3:6] ** 2).sum(axis=1)) if config.orientation == "mizell"
          else np.sqrt(samples[:, 0] ** 2 + samples[:, 1] ** 2))
-    dt = 1 / (config.rate_hz or log.rate_hz)
+    dt = 1 / (config.rate_hz or result.log.rate_hz)
     cols = [STEP_SHAPE_NAMES.index(n) for n in STEP_CONTEXT_OF]
     rows, run, last_end = [], [], None
     for i in np.flatnonzero(windows.kept):
@@ -130,28 +137,16 @@ def test_window_dataset_appends_the_defined_step_context_per_log(config):
 
 
 class _Recorder:
-    """A feature model that records what replay feeds it (and calls every window NO_STAIR)."""
+    """A model that records the rows replay feeds its ``predict_windows`` (and calls every window STAIR)."""
 
     def __init__(self, config):
-        self.config, self.rows = config, []
+        self.config, self.rows, self.contexts = config, [], []
 
-    def predict(self, X):
-        self.rows.append(np.asarray(X))
-        return np.zeros(len(X), dtype=int)
-
-
-class _SampleRecorder:
-    """A ``wants_samples`` model (like the ONNX runtime): records the samples and step-context rows."""
-
-    wants_samples = True
-
-    def __init__(self, config):
-        self.config, self.samples, self.rows = config, [], []
-
-    def predict_windows(self, samples, offsets, **step_context):  # replay passes the keyword only with a context
-        self.samples.append(np.asarray(samples))
-        if step_context:
-            self.rows.append(step_context["step_context"])
+    def predict_windows(self, samples, offsets, step_context=None):
+        rows = WindowRows(np.asarray(samples), np.asarray(offsets), step_context, None, None)
+        self.rows.append(rows.features())
+        if step_context is not None:
+            self.contexts.append(step_context)
         return np.ones(len(offsets) - 1, dtype=int)
 
 
@@ -162,9 +157,8 @@ def walk(tmp_path_factory):
 
 
 def _batch(log, config):
-    at_rate = resample(log, config.rate_hz) if config.rate_hz is not None else log
-    result = front_end(log, config)
-    return log_features(result, config, at_rate.rate_hz, result.windows.kept)
+    result = run_front_end(log, config)
+    return WindowRowStage(config, result.log.rate_hz).process(result).features()
 
 
 @pytest.mark.parametrize("config", [CONFIG, CONFIG.replace(orientation="mizell"), CONFIG.replace(step_context=0)])
@@ -179,18 +173,18 @@ def test_replay_in_chunks_feeds_the_batch_features(walk, config, monkeypatch):
 
 
 @pytest.mark.parametrize("context", [0, 5])
-def test_a_samples_model_gets_step_context_rows_only_when_configured(walk, context, monkeypatch):
+def test_a_model_gets_step_context_rows_only_when_configured(walk, context, monkeypatch):
     log, path = walk
     config = CONFIG.replace(step_context=context)
     monkeypatch.setattr(pipeline, "REPLAY_CHUNK_ROWS", 997)
-    model = _SampleRecorder(config)
+    model = _Recorder(config)
     report = pipeline.replay(path, config, model=model)
     assert report.stair_steps == report.kept  # every window was classified once
     if context:
-        np.testing.assert_allclose(np.vstack(model.rows), _batch(log, config)[:, len(FEATURE_NAMES):],
+        np.testing.assert_allclose(np.vstack(model.contexts), _batch(log, config)[:, len(FEATURE_NAMES):],
                                    rtol=1e-9, atol=1e-12)
     else:
-        assert model.rows == []
+        assert model.contexts == []
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -334,14 +328,16 @@ def test_step_context_features_are_heading_invariant():
     from scipy.spatial.transform import Rotation
 
     from stairsense.models.stairstep import heading_invariant_mask
-    from stairsense.pipeline import step_signals
 
     names = feature_names_for(CONFIG)
     assert heading_invariant_mask(names)[-36:].all()
-    result = front_end(_log(seed=5), CONFIG)
+    result = run_front_end(_log(seed=5), CONFIG)
     std = result.standardized
     turned = dataclasses.replace(std, samples=Rotation.from_euler("z", 1.1).apply(std.samples))
     np.testing.assert_allclose(step_signals(turned), step_signals(std), atol=1e-12)
-    kept = result.windows.kept
-    np.testing.assert_allclose(log_features(dataclasses.replace(result, standardized=turned), CONFIG, 30.0, kept)[:, -36:],
-                               log_features(result, CONFIG, 30.0, kept)[:, -36:], rtol=1e-9, atol=1e-12)
+
+    def context(result):
+        return WindowRowStage(CONFIG, 30.0).process(result).step_context
+
+    np.testing.assert_allclose(context(dataclasses.replace(result, standardized=turned)), context(result),
+                               rtol=1e-9, atol=1e-12)

@@ -20,7 +20,7 @@ from stairsense.models.stairstep._model import (
     save_model,
     upgrade_model_file,
 )
-from stairsense.pipeline import window_dataset
+from stairsense import window_dataset
 from stairsense.stream import write_log
 from stairsense.stream._log import Activity
 from stairsense.stream.simulate._simulate import simulate

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from stairsense import PipelineConfig
-from stairsense.pipeline import front_end
+from stairsense import front_end
 from stairsense.stream._datasets import load_oxford
 
 RECOMMENDED = PipelineConfig(

@@ -29,7 +29,6 @@ from stairsense.stream import (
     PipelineConfig,
     CausalBufferMean,
     Standardizer,
-    resample,
     resolve_orientation,
     run_front_end,
     segment_steps,
@@ -153,16 +152,14 @@ def measure_windows(log, config: PipelineConfig) -> tuple[dict[str, ActivityCoun
     median_window : int
         Median length, in samples, of the windows that reach the classifier (0 if none).
     """
-    if config.rate_hz is not None:
-        log = resample(log, config.rate_hz)
-    return count_windows(log, run_front_end(log, config))
+    return count_windows(run_front_end(log, config))
 
 
-def count_windows(log, result) -> tuple[dict[str, ActivityCounts], int]:
-    """:func:`measure_windows` from a front-end pass already made over ``log`` (at its rate):
-    ``result`` is its :class:`~stairsense.stream.FrontEndResult`, so a caller that needs the
+def count_windows(result) -> tuple[dict[str, ActivityCounts], int]:
+    """:func:`measure_windows` from a front-end pass already made (a
+    :class:`~stairsense.stream.FrontEndResult` of a whole log), so a caller that needs the
     windows anyway does not replay the log twice."""
-    windows, first = result.windows, result.standardized.first
+    log, windows, first = result.log, result.windows, result.standardized.first
     if log.label is None:
         sample_class = np.full(len(log), "log", dtype=object)
     else:

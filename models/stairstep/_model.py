@@ -34,7 +34,7 @@ import sklearn
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features import make_feature_scaler
+from stairsense.features import WindowRows, make_feature_scaler
 from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig, new_file_mode
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
@@ -174,7 +174,7 @@ class StairstepModel:
         (a model file's header) and is read with :meth:`PipelineConfig.from_record`, so one
         recorded before a field existed means what it meant then (no ``step_context``: 0).
     feature_names : sequence of str
-        Names of the input columns (``stairsense.pipeline.feature_names_for(config)``).
+        Names of the input columns (``stairsense.features.feature_names_for(config)``).
     summary : dict, optional
         Training provenance (see :meth:`train`); must be JSON-serialisable.
 
@@ -256,6 +256,17 @@ class StairstepModel:
                 f"{self.config.orientation!r}); got an array of shape {X.shape}"
             )
         return X
+
+    def predict_windows(self, samples, offsets, step_context=None) -> np.ndarray:
+        """Labels (1 = STAIR) of ragged windows of standardized samples, as the exported model's
+        ``predict_windows``: window w is ``samples[offsets[w]:offsets[w + 1]]``, ``step_context`` its
+        36 step-context features when the configuration has them. The features are
+        :meth:`~stairsense.features.WindowRows.features`, the columns the model was trained on."""
+        rows = WindowRows(np.asarray(samples, np.float64), np.asarray(offsets), step_context, None, None)
+        if (step_context is None) != (self.config.step_context == 0):
+            raise ValueError(f"this model's configuration has step_context={self.config.step_context}: give "
+                             "predict_windows step_context rows exactly when it is > 0")
+        return self.predict(rows.features())
 
     def predict(self, X) -> np.ndarray:
         """Labels of windows (1 = STAIR), delegated to the fitted pipeline."""

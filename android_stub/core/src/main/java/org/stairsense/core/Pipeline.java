@@ -12,8 +12,8 @@ package org.stairsense.core;
  * as float32 {@code [rows, columns]}, the exported model's input; rejected windows are never
  * classified (they are NO_STAIR by the duration filter, which saves the energy). When the model's
  * configuration has {@code step_context > 0}, every kept window also gets its 36 step-context
- * features ({@link StepContext}, float32 {@code [1, 36]}: the model's second input); the context
- * run restarts with the front end after a gap.
+ * features (float32 {@code [1, 36]}: the model's second input). Both come from {@link WindowRows},
+ * which restarts with the front end after a gap.
  *
  * <p>Not thread-safe: call {@link #push} from one thread (the sensor thread).
  */
@@ -55,17 +55,11 @@ public final class Pipeline {
     private final PipelineConfig config;
     private final FrontEnd frontEnd;
     private final Resampler resampler;  // null without rate_hz
-    private final SampleTail tail;
+    private final WindowRows rows;
     private final WindowClassifier classifier;
     private final Listener listener;
     private final double maxGapNs;
     private final int columns;
-    private float[] windowBuffer = new float[0];
-    private final StepContext stepContext;  // null when the model takes no step-context features
-    private final double dt;
-    private double[] zBuffer = new double[0];
-    private double[] hBuffer = new double[0];
-    private final float[] contextBuffer = new float[StepContext.N_FEATURES];
 
     private boolean started;
     private long lastT;
@@ -88,12 +82,10 @@ public final class Pipeline {
         this.frontEnd = new FrontEnd(config, method, nativeRateHz);
         this.resampler = config.rateHz > 0 ? new Resampler(config.rateHz) : null;
         this.columns = frontEnd.standardizer().columns();
-        this.tail = new SampleTail(columns, config.maxStepS);
+        this.rows = new WindowRows(config, columns, nativeRateHz);
         this.classifier = classifier;
         this.listener = listener;
         this.maxGapNs = config.maxGapS * 1e9;
-        this.stepContext = config.stepContext > 0 ? new StepContext(config.stepContext, config.stepContextGapS) : null;
-        this.dt = 1.0 / (config.rateHz > 0 ? config.rateHz : nativeRateHz);
     }
 
     /**
@@ -127,10 +119,7 @@ public final class Pipeline {
 
     private void restart(long tNs) {
         frontEnd.reset();
-        tail.reset();
-        if (stepContext != null) {
-            stepContext.reset();
-        }
+        rows.reset();
         if (resampler != null) {
             resampler.reset();
         }
@@ -146,7 +135,7 @@ public final class Pipeline {
             return;
         }
         Standardizer std = frontEnd.standardizer();
-        tail.add(tNs, std.sample, std.verticalAcc);
+        rows.add(tNs, std.sample, std.verticalAcc);
         if (listener != null) {
             listener.onSample(frontEnd.standardizedCount() - 1, tNs, std.sample, std.verticalAcc);
         }
@@ -157,16 +146,10 @@ public final class Pipeline {
         boolean stair = false;
         if (window.kept()) {
             steps++;
-            int rows = (int) (window.stop - window.start);
-            if (stepContext != null) {
-                pushStepContext(window, rows);
-            }
+            rows.close(window);  // every kept window enters the step context, classified or not
             if (classifier != null) {
-                if (windowBuffer.length < rows * columns) {
-                    windowBuffer = new float[rows * columns * 2];
-                }
-                tail.copy(window.start, window.stop, windowBuffer);
-                stair = classifier.isStair(windowBuffer, rows, columns, stepContext == null ? null : contextBuffer);
+                int n = (int) (window.stop - window.start);
+                stair = classifier.isStair(rows.samples(window), n, columns, rows.stepContext());
                 if (stair) {
                     stairSteps++;
                 }
@@ -177,25 +160,12 @@ public final class Pipeline {
         }
     }
 
-    /** Every kept window enters the context, classified or not, as in Python's batch form. */
-    private void pushStepContext(Window window, int rows) {
-        if (zBuffer.length < rows) {
-            zBuffer = new double[rows * 2];
-            hBuffer = new double[rows * 2];
-        }
-        tail.stepSignals(window.start, window.stop, zBuffer, hBuffer);
-        double[] features = stepContext.push(zBuffer, hBuffer, rows, dt, window.tStartNs, window.tEndNs);
-        for (int k = 0; k < features.length; k++) {
-            contextBuffer[k] = (float) features[k];
-        }
-    }
-
     /**
      * The step-context features (double) of the last kept window, or null when the model takes none;
      * reused, valid until the next kept window.
      */
     public double[] stepContextFeatures() {
-        return stepContext == null ? null : stepContext.features;
+        return rows.stepContextFeatures();
     }
 
     /** Steps counted: kept windows, each one step (works without a model). */

@@ -1,8 +1,8 @@
 package org.stairsense.core;
 
 /**
- * The most recent standardized samples, enough to hand any kept window to the classifier: mirrors
- * {@code stairsense/pipeline.py::_SampleTail}. A kept window lasts at most {@code max_step_s}, so
+ * The most recent standardized samples, enough to hand any kept window to the classifier: the
+ * sample store of {@link WindowRows}, as in {@code features/_window_rows.py::WindowRowStage}. A kept window lasts at most {@code max_step_s}, so
  * older samples are dropped; the ring doubles when full, so steady state allocates nothing.
  */
 public final class SampleTail {

@@ -1,0 +1,329 @@
+"""The one stage from standardized samples and kept windows to window rows (DESIGN.md, "features/").
+
+A *window row* is everything a classifier, a training set or an export check reads of one kept
+step window: its standardized samples, its Table 12.1 features, its step-shape and step-context
+features (:mod:`._step_context`, which need the step signals and the sample period dt), its label
+when the log is labelled, and its times. Replay, :func:`window_dataset`, the export's parity check,
+``stairsense evaluate --model``, the energy workload and the budget optimiser all get their rows
+from :class:`WindowRowStage`, and ``android_stub/core``'s ``WindowRows.java`` mirrors it, so the
+phone and every Python path read a window the same way.
+
+The stage keeps the state that crosses block boundaries: the most recent standardized samples
+(enough to cover any window the duration filter keeps, since a window closing in one block can
+start in the previous one), their step signals and labels, and the running step context.
+``push`` (one sample) and ``process`` (a block) update that one state, so a whole log, random
+chunks and single samples give the same rows (``tests/test_window_rows.py``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from stairsense.stream import (
+    STAIR_ACTIVITIES,
+    Activity,
+    FrontEndResult,
+    PipelineConfig,
+    Standardized,
+    WindowTable,
+)
+
+from ._step_context import STEP_CONTEXT_NAMES, StepContext, step_shape_features
+from ._window_features import FEATURE_NAMES, window_features
+
+__all__ = [
+    "NO_STAIR",
+    "STAIR",
+    "AMBIGUOUS",
+    "feature_names_for",
+    "step_signals",
+    "window_labels",
+    "WindowRows",
+    "WindowRowStage",
+    "WindowDataset",
+    "window_dataset",
+]
+
+#: Window labels: every sample on stairs, no sample on stairs (and all labelled), anything else.
+NO_STAIR, STAIR, AMBIGUOUS = 0, 1, -1
+
+_STAIR_CODES = np.array([int(a) for a in STAIR_ACTIVITIES])
+
+
+def feature_names_for(config: PipelineConfig) -> list[str]:
+    """Names of the feature columns: the 79 Table 12.1 features (2 × 79 for Mizell's vertical and
+    horizontal streams), then the 36 :data:`~stairsense.features.STEP_CONTEXT_NAMES` when
+    ``config.step_context > 0``.
+
+    >>> from stairsense.stream import PipelineConfig
+    >>> len(feature_names_for(PipelineConfig(step_context=0))), len(feature_names_for(PipelineConfig(step_context=5)))
+    (79, 115)
+    """
+    if config.orientation == "mizell":
+        names = [f"vertical_{n}" for n in FEATURE_NAMES] + [f"horizontal_{n}" for n in FEATURE_NAMES]
+    else:
+        names = list(FEATURE_NAMES)
+    return names + list(STEP_CONTEXT_NAMES) if config.step_context > 0 else names
+
+
+def step_signals(standardized: Standardized) -> np.ndarray:
+    """(m, 2) per sample: ``z`` the vertical dynamic acceleration and ``h`` the horizontal magnitude,
+    the two signals the step-context features read: hypot of the East and North columns for the
+    Earth-frame methods, the norm of Mizell's horizontal component."""
+    samples = standardized.samples
+    horizontal = samples[:, 3:6] if standardized.method == "mizell" else samples[:, :2]
+    return np.column_stack([standardized.vertical, np.linalg.norm(horizontal, axis=1)])
+
+
+def window_labels(labels: np.ndarray, index: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Label and stair direction of each ragged window ``labels[index[offsets[w]:offsets[w + 1]]]``.
+
+    A window is :data:`STAIR` when every sample is on stairs (up or down: spec §3.1), :data:`NO_STAIR`
+    when no sample is and every sample is labelled, else :data:`AMBIGUOUS` (it straddles a stair
+    boundary or unlabelled samples). The direction is the activity code of a STAIR window's first
+    sample (2 up, 3 down), 0 otherwise.
+
+    >>> import numpy as np
+    >>> labels = np.array([1, 1, 2, 2, 2, 1, 0])
+    >>> window_labels(labels, np.arange(7), np.array([0, 2, 5, 7]))
+    (array([ 0,  1, -1]), array([0, 2, 0]))
+    """
+    lab = np.asarray(labels)[index]
+    n = np.diff(offsets)
+    if n.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = offsets[:-1]
+    stair_count = np.add.reduceat(np.isin(lab, _STAIR_CODES).astype(np.int64), starts)
+    unlabelled_count = np.add.reduceat((lab == Activity.UNLABELLED).astype(np.int64), starts)
+    y = np.full(n.size, AMBIGUOUS, dtype=np.int64)
+    y[stair_count == n] = STAIR
+    y[(stair_count == 0) & (unlabelled_count == 0)] = NO_STAIR
+    direction = np.where(y == STAIR, lab[starts], 0).astype(np.int64)
+    return y, direction
+
+
+@dataclass(frozen=True)
+class WindowRows:
+    """The rows of some kept windows, in the order they closed.
+
+    Attributes
+    ----------
+    samples : ndarray of shape (N, 3·B)
+        The windows' standardized samples, concatenated (B = 2 blocks for Mizell).
+    offsets : ndarray of int, shape (W + 1,)
+        Window w is ``samples[offsets[w]:offsets[w + 1]]``: the ``(samples, offsets)`` that
+        ``predict_windows`` of every stair-step model takes.
+    step_context : ndarray of shape (W, 36) or None
+        The :data:`~stairsense.features.STEP_CONTEXT_NAMES` features (configuration ``step_context > 0``).
+    t_start_ns, t_end_ns : ndarray of int64, shape (W,)
+    label, direction : ndarray of int, shape (W,), or None
+        :func:`window_labels` of a labelled log, None when the log has no labels.
+    """
+
+    samples: np.ndarray
+    offsets: np.ndarray
+    step_context: np.ndarray | None
+    t_start_ns: np.ndarray
+    t_end_ns: np.ndarray
+    label: np.ndarray | None = None
+    direction: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.offsets.size - 1)
+
+    def table_features(self) -> np.ndarray:
+        """(W, 79·B) Table 12.1 features of each window (per block of 3 sample columns)."""
+        return np.hstack([window_features(self.samples[:, c : c + 3], self.offsets)
+                          for c in range(0, self.samples.shape[1], 3)])
+
+    def features(self) -> np.ndarray:
+        """(W, len(:func:`feature_names_for`)): the Table 12.1 features, then the step context."""
+        X = self.table_features()
+        return X if self.step_context is None else np.hstack([X, self.step_context])
+
+
+class WindowRowStage:
+    """Streaming stage: blocks (or single samples) of standardized samples and the windows that
+    closed in them → :class:`WindowRows` of the kept windows.
+
+    One stage serves one stream: a log, or a segment of one (:meth:`reset` when the front end
+    restarts after a gap; the step context restarts with it, as on the phone).
+
+    Parameters
+    ----------
+    config : PipelineConfig
+    rate_hz : float
+        Rate of the stream the front end runs on; the step shape integrates with
+        dt = 1 / ``config.rate_hz``, else 1 / ``rate_hz``.
+    labelled : bool, default=False
+        Whether blocks come with per-sample labels (then rows carry :func:`window_labels`).
+
+    Examples
+    --------
+    >>> from stairsense.stream import PipelineConfig, run_front_end, simulate
+    >>> config = PipelineConfig(rate_hz=30)
+    >>> result = run_front_end(simulate(minutes=0.5, seed=1), config)
+    >>> rows = WindowRowStage(config, result.log.rate_hz).process(result)
+    >>> len(rows) == int(result.windows.kept.sum()), rows.features().shape[1] == len(feature_names_for(config))
+    (True, True)
+    """
+
+    def __init__(self, config: PipelineConfig, rate_hz: float, *, labelled: bool = False):
+        self.config = config
+        self.dt = 1.0 / (config.rate_hz or rate_hz)
+        self.labelled = labelled
+        # a kept window lasts at most max_step_s (a sliding one window_ms): older samples are never read
+        self._keep_ns = int(max(config.max_step_s, config.window_ms / 1e3) * 1e9)
+        self.reset()
+
+    def reset(self) -> WindowRowStage:
+        """Forget the stream: window indices count from 0 again and the step context restarts."""
+        self._t = np.zeros(0, np.int64)
+        self._samples = self._signals = self._labels = None
+        self._offset = 0  # stream index of self._samples[0]
+        self._context = (StepContext(self.config.step_context, self.config.step_context_gap_s)
+                         if self.config.step_context > 0 else None)
+        return self
+
+    def process(self, result: FrontEndResult, labels: np.ndarray | None = None) -> WindowRows:
+        """Rows of the kept windows among ``result.windows`` (indices counted since :meth:`reset`).
+
+        ``labels`` are the per-sample labels of ``result.standardized`` (default: those of
+        ``result.log`` when the stage is ``labelled``).
+        """
+        std = result.standardized
+        if self.labelled and labels is None:
+            labels = result.log.label[std.first : std.first + std.t_ns.size]
+        signals = step_signals(std) if self._context is not None else None
+        return self._rows(std.t_ns, std.samples, signals, labels, result.windows)
+
+    def push(self, t_ns: int, sample, vertical: float, label: int | None = None, windows=()) -> WindowRows:
+        """One standardized sample (``vertical`` its vertical acceleration, ``label`` its label) and
+        the :class:`~stairsense.stream.Window` objects that closed at it: the rows of the kept ones."""
+        sample = np.asarray(sample, np.float64).reshape(1, -1)
+        std = Standardized(np.array([t_ns], np.int64), sample, np.array([vertical], np.float64), 0,
+                           "mizell" if sample.shape[1] == 6 else "")
+        signals = step_signals(std) if self._context is not None else None
+        labels = None if label is None else np.array([label])
+        return self._rows(std.t_ns, sample, signals, labels, WindowTable.from_windows(windows))
+
+    def _rows(self, t_ns, samples, signals, labels, windows: WindowTable) -> WindowRows:
+        if self.labelled and labels is None:
+            raise ValueError("this stage builds labelled rows: give every block its per-sample labels")
+        self._extend(t_ns, samples, signals, labels)
+        kept = windows.kept
+        local = windows.shifted(-self._offset)
+        index, offsets = local.sample_index(kept)
+        if index.size and index[0] < 0:
+            raise ValueError("a kept window starts before the samples the stage holds; windows must come "
+                             "with the block (or sample) they close in")
+        t_start, t_end = windows.t_start_ns[kept], windows.t_end_ns[kept]
+        context = None
+        if self._context is not None:
+            shape = step_shape_features(self._signals[index, 0], self._signals[index, 1], offsets, self.dt)
+            context = np.array([self._context.push_shape(row, a, b) for row, a, b in zip(shape, t_start, t_end)],
+                               dtype=np.float64).reshape(-1, len(STEP_CONTEXT_NAMES))
+        label = direction = None
+        if self.labelled:
+            label, direction = window_labels(self._labels, index, offsets)
+        return WindowRows(self._samples[index], offsets, context, t_start, t_end, label, direction)
+
+    def _extend(self, t_ns, samples, signals, labels) -> None:
+        if self._samples is None:
+            self._t, self._samples, self._signals, self._labels = t_ns, samples, signals, labels
+            return
+        if not t_ns.size:
+            return
+        drop = int(np.searchsorted(self._t, t_ns[0] - self._keep_ns, side="left"))
+        self._offset += drop
+
+        def joined(old, new):
+            return None if new is None else np.concatenate([old[drop:], new])
+
+        self._t = joined(self._t, t_ns)
+        self._samples = joined(self._samples, samples)
+        self._signals = joined(self._signals, signals)
+        self._labels = joined(self._labels, labels)
+
+
+@dataclass
+class WindowDataset:
+    """Kept windows of many logs with features, labels and provenance.
+
+    Attributes
+    ----------
+    X : ndarray, shape (m, len(feature_names))
+        :meth:`WindowRows.features`: 79 Table 12.1 features (158 for Mizell), then the 36
+        step-context ones when ``config.step_context > 0`` (:func:`feature_names_for`).
+    y : ndarray of int, shape (m,)
+        :data:`STAIR` or :data:`NO_STAIR` (:func:`window_labels`; ambiguous windows are left out).
+    groups : ndarray of object, shape (m,)
+        Subject of each window (``meta["subject"]``, else the log's index) for leave-subjects-out.
+    direction : ndarray of int, shape (m,)
+        Activity code of STAIR windows (2 up, 3 down), 0 otherwise: the optional sub-label.
+    log_index, t_start_ns, t_end_ns : ndarray, shape (m,)
+    n_ambiguous : int
+        Kept windows left out because they straddle a stair boundary or unlabelled samples.
+    n_rejected : int
+        Windows the duration filter rejected (never classified; NO_STAIR by definition).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    groups: np.ndarray
+    direction: np.ndarray
+    log_index: np.ndarray
+    t_start_ns: np.ndarray
+    t_end_ns: np.ndarray
+    feature_names: list[str]
+    n_ambiguous: int = 0
+    n_rejected: int = 0
+
+    def __len__(self) -> int:
+        return int(self.y.size)
+
+    @classmethod
+    def of_log(cls, result: FrontEndResult, config: PipelineConfig, log_index: int = 0) -> WindowDataset:
+        """The kept, unambiguous windows of one labelled log from its front-end result (``result.log``
+        is the log the front end ran on; ``meta["subject"]`` groups its windows, else ``log_index``).
+
+        Every kept window enters the step context (a phone does not know the labels); the ambiguous
+        ones then leave the dataset.
+        """
+        log = result.log
+        if log.label is None:
+            raise ValueError(f"log {log.meta.get('path', log_index)} has no per-sample labels; cannot build a "
+                             "training set")
+        rows = WindowRowStage(config, log.rate_hz, labelled=True).process(result)
+        good = rows.label != AMBIGUOUS
+        n = int(good.sum())
+        return cls(rows.features()[good], rows.label[good], np.full(n, log.meta.get("subject", log_index), dtype=object),
+                   rows.direction[good], np.full(n, log_index), rows.t_start_ns[good], rows.t_end_ns[good],
+                   feature_names_for(config), n_ambiguous=len(rows) - n, n_rejected=int((~result.windows.kept).sum()))
+
+    @classmethod
+    def concatenate(cls, parts) -> WindowDataset:
+        """One dataset of the windows of ``parts`` (datasets of the same configuration), in order."""
+        parts = list(parts)
+        if not parts:
+            raise ValueError("no logs given")
+        columns = ("X", "y", "groups", "direction", "log_index", "t_start_ns", "t_end_ns")
+        return cls(*(np.concatenate([getattr(p, c) for p in parts]) for c in columns),
+                   feature_names=parts[0].feature_names, n_ambiguous=sum(p.n_ambiguous for p in parts),
+                   n_rejected=sum(p.n_rejected for p in parts))
+
+
+def window_dataset(logs, config: PipelineConfig, *, progress: bool = False) -> WindowDataset:
+    """Run every labelled log through the front end (resampled to ``config.rate_hz`` if set) and
+    return their kept, unambiguous windows (:meth:`WindowDataset.of_log`).
+
+    Logs need per-sample ``label`` (UCI HAPT, the simulator) and must be gap-free; the step context
+    runs within each log.
+    """
+    from stairsense.stream import run_front_end
+    from tqdm.auto import tqdm
+
+    logs = tqdm(list(logs), desc="windows", disable=not progress, unit="log")
+    return WindowDataset.concatenate(WindowDataset.of_log(run_front_end(log, config), config, i)
+                                     for i, log in enumerate(logs))
