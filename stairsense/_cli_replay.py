@@ -88,6 +88,8 @@ class _ReplayPlot:
         import matplotlib.pyplot as plt
         import numpy as np
 
+        from stairsense.stream import atomic_write
+
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6.5), gridspec_kw={"height_ratios": [2, 1]})
         if self.t:
             top.plot(np.concatenate(self.t), np.concatenate(self.z), lw=0.8, color="0.2")
@@ -103,7 +105,8 @@ class _ReplayPlot:
             bottom.axvline(bound, color="tab:red", ls="--")
         bottom.set(xlabel="window duration (s); dashed: duration filter", ylabel="windows")
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        with atomic_write(path) as tmp:
+            fig.savefig(tmp, dpi=110)
         plt.close(fig)
 
 

@@ -13,7 +13,8 @@ from ._fusion import with_virtual_sensors
 from ._csv_format import LOG_SUFFIXES, LogFormatError, steps_path
 from ._csv_read import iter_log_chunks, read_log, read_segments, read_steps
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport, RepairAction
-from ._csv_write import new_file_mode, write_log
+from ._atomic import atomic_write, new_file_mode
+from ._csv_write import write_log
 from ._convert import convert_log
 from ._import import ImportReport, import_log, parse_mapping
 from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_dir, uci_hapt_experiments
@@ -49,6 +50,7 @@ __all__ = [
     "LOG_SUFFIXES",
     "write_log",
     "new_file_mode",
+    "atomic_write",
     "convert_log",
     "ReadReport",
     "RepairAction",

@@ -24,7 +24,6 @@ import io
 import json
 import os
 import pickle
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
@@ -35,7 +34,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from stairsense.features import make_feature_scaler
-from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig, new_file_mode
+from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig, atomic_write
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
 from ._estimator_state import UnsafeStateError, estimator_from_state, estimator_to_state, pack_arrays, unpack_arrays
@@ -358,23 +357,10 @@ def save_model(model: StairstepModel, path: str | os.PathLike) -> Path:
         **model.header(),
         "estimator": estimator,
     }
-    _write_atomically(path, json.dumps(header, sort_keys=True).encode("utf-8") + b"\n", payload)
+    with atomic_write(path) as tmp, open(tmp, "wb") as f:
+        f.write(json.dumps(header, sort_keys=True).encode("utf-8") + b"\n")
+        f.write(payload)
     return path
-
-
-def _write_atomically(path: Path, head: bytes, payload: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        os.fchmod(fd, new_file_mode())  # mkstemp's 0600 would outlive the rename: follow the umask
-        with os.fdopen(fd, "wb") as f:
-            f.write(head)
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_model_header(path: str | os.PathLike) -> tuple[dict, int]:
