@@ -6,7 +6,7 @@ import argparse
 import json
 import re
 
-from stairsense.stream import READ_ONLY_FIELDS, REPAIRS, PipelineConfig
+from stairsense.stream import ORIENTATIONS, READ_ONLY_FIELDS, REPAIRS, PipelineConfig
 
 DATA_HELP = "labelled canonical logs (.csv/.csv.gz with a label column) or a UCI HAPT RawData folder"
 
@@ -171,7 +171,7 @@ def add_config_args(p, rate=True):
     p.add_argument("--config", metavar="FILE", help="JSON PipelineConfig (see stairsense.PipelineConfig)")
     if rate:
         p.add_argument("--rate", type=positive(float), metavar="HZ", help="resample to this rate before the front end")
-    p.add_argument("--orientation", choices=["auto", "rotvec", "ahrs", "vertical", "linear", "mizell"],
+    p.add_argument("--orientation", choices=ORIENTATIONS,
                    help="how to reach the Earth frame (default from the config: auto)")
     p.add_argument("--segmentation", choices=["pattern", "sliding"], help="step windows or the sliding baseline")
     p.add_argument("--step-context", type=non_negative_int, metavar="N",

@@ -178,6 +178,7 @@ def cmd_optimise(args) -> int:
 def add_parser(subparsers) -> None:
     """Register ``stairsense energy`` (estimate), ``energy profiles`` and ``energy optimise``."""
     from stairsense.export.energy import DEFAULT_DAY
+    from stairsense.stream import ORIENTATION_METHODS
 
     p = subparsers.add_parser(
         "energy", help="battery cost of a configuration by pipeline stage (and: profiles, optimise)",
@@ -196,7 +197,7 @@ def add_parser(subparsers) -> None:
                         "example without --log)")
     p.add_argument("--config", metavar="FILE", help="JSON PipelineConfig (without --model)")
     p.add_argument("--rate", type=float, metavar="HZ", help="sampling rate (without --model)")
-    p.add_argument("--orientation", choices=["rotvec", "linear", "mizell", "ahrs", "vertical"],
+    p.add_argument("--orientation", choices=ORIENTATION_METHODS,
                    help="orientation method (without --model)")
     p.add_argument("--segmentation", choices=["pattern", "sliding"], help="(without --model)")
     p.add_argument("--smoothing", choices=["time", "count", "none"], help="(without --model)")

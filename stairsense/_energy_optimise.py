@@ -47,7 +47,7 @@ from stairsense.export.energy import (
     measure_stage_costs,
     parse_day,
 )
-from stairsense.stream import PipelineConfig, atomic_write
+from stairsense.stream import ORIENTATION_METHODS, PipelineConfig, atomic_write
 
 __all__ = ["SearchSpace", "Protocol", "Candidate", "front_end_data", "evaluate_windows", "evaluate_front_end",
            "evaluate_front_ends", "pareto_front", "parse_budget", "run_optimise", "add_optimise_arguments"]
@@ -507,8 +507,8 @@ def plot_front(candidates, front, best, budget, path, title) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8.5, 5))
-    colours = {"mizell": "tab:green", "rotvec": "tab:blue", "linear": "tab:orange"}
-    for orientation, colour in colours.items():
+    colours = ("tab:blue", "tab:purple", "tab:gray", "tab:orange", "tab:green")
+    for orientation, colour in zip(ORIENTATION_METHODS, colours, strict=True):
         mine = [c for c in candidates if c.config["orientation"] == orientation]
         ax.scatter([c.percent_per_day for c in mine], [c.f1 for c in mine], s=8, alpha=0.35, color=colour,
                    label=f"{orientation} ({len(mine)})")
@@ -536,7 +536,7 @@ def add_optimise_arguments(p) -> None:
     grid = SearchSpace()
     p.add_argument("--rates", nargs="+", type=float, default=list(grid.rates), metavar="HZ",
                    help=f"sampling rates to search (default {' '.join(f'{r:g}' for r in grid.rates)})")
-    p.add_argument("--orientations", nargs="+", choices=["mizell", "rotvec", "linear", "ahrs", "vertical"],
+    p.add_argument("--orientations", nargs="+", choices=ORIENTATION_METHODS,
                    default=list(grid.orientations), help=f"default {' '.join(grid.orientations)}")
     p.add_argument("--segmentations", nargs="+", choices=["pattern", "sliding"], default=list(grid.segmentations),
                    help="default pattern sliding")

@@ -6,7 +6,7 @@ above shares, so nothing here imports upwards.
 Every stage has a per-sample form (``push``) and a block form (``process``) over the same state;
 the batch functions are the block form on a fresh stage.
 """
-from ._config import READ_ONLY_FIELDS, PipelineConfig, config_file_section
+from ._config import ORIENTATION_METHODS, ORIENTATIONS, READ_ONLY_FIELDS, PipelineConfig, config_file_section
 from ._buffer_mean import CausalBufferMean, causal_buffer_mean
 from ._frontend import FrontEnd, FrontEndResult, run_front_end
 from ._fusion import with_virtual_sensors
@@ -37,6 +37,8 @@ __all__ = [
     "PipelineConfig",
     "config_file_section",
     "READ_ONLY_FIELDS",
+    "ORIENTATIONS",
+    "ORIENTATION_METHODS",
     "Activity",
     "SensorLog",
     "StepTruth",

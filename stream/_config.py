@@ -9,17 +9,22 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-__all__ = ["PipelineConfig", "READ_ONLY_FIELDS", "config_file_section"]
+__all__ = ["PipelineConfig", "READ_ONLY_FIELDS", "config_file_section", "ORIENTATIONS", "ORIENTATION_METHODS"]
 
 #: Sections a configuration file may carry beside ``pipeline`` (``stairsense energy optimise`` writes
 #: them): options of ``train`` and ``export``, and the energy estimate that chose them.
 FILE_SECTIONS = ("pipeline", "train", "export", "energy")
 
 Smoothing = Literal["time", "count", "none"]
-Orientation = Literal["auto", "rotvec", "ahrs", "mizell", "linear", "vertical"]
+Orientation = Literal["auto", "rotvec", "ahrs", "vertical", "linear", "mizell"]
 Segmentation = Literal["pattern", "sliding"]
+
+#: Every value of ``PipelineConfig.orientation`` (command-line choices come from here).
+ORIENTATIONS: tuple[str, ...] = get_args(Orientation)
+#: The concrete methods, what ``auto`` resolves to per log (``resolve_orientation``).
+ORIENTATION_METHODS: tuple[str, ...] = tuple(m for m in ORIENTATIONS if m != "auto")
 
 #: PipelineConfig fields that only affect how a file is read, not the windows or features: a model
 #: trained with one value replays (and exports) fine with another.
@@ -48,7 +53,7 @@ class PipelineConfig:
         Length of the smoothing buffer (300 ms in the thesis).
     gravity_ms : float
         Length of the gravity-estimation buffer (500 ms in the thesis, §3.4).
-    orientation : {"auto", "rotvec", "ahrs", "mizell", "linear", "vertical"}
+    orientation : str, one of :data:`ORIENTATIONS`
         How device-frame dynamic acceleration is put in the Earth frame. ``rotvec``: the recorded
         rotation vector (the thesis's method). ``linear``: rotate the phone's linear-acceleration
         stream. ``mizell``: accelerometer only, vertical and horizontal components. ``ahrs``: an
@@ -100,11 +105,8 @@ class PipelineConfig:
     step_context_gap_s: float = 1.5
 
     def __post_init__(self):
-        choices = {
-            "smoothing": ("time", "count", "none"),
-            "orientation": ("auto", "rotvec", "ahrs", "mizell", "linear", "vertical"),
-            "segmentation": ("pattern", "sliding"),
-        }
+        choices = {"smoothing": get_args(Smoothing), "orientation": ORIENTATIONS,
+                   "segmentation": get_args(Segmentation)}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"PipelineConfig.{name} must be one of {allowed}, got {getattr(self, name)!r}")
