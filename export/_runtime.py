@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
 
-from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig
+from stairsense.stream import PipelineConfig
 
 from ._metadata import FORMAT, FORMAT_VERSION, HASH_KEY, content_hash, read_metadata
 
@@ -86,12 +86,6 @@ def _check_metadata(path, meta: dict) -> None:
             f"{path}: stairsense ONNX format version {meta.get('format_version')!r}, this stairsense reads "
             f"{FORMAT_VERSION}; re-export the model with this version"
         )
-
-
-def _config_diffs(model_config: dict, config: PipelineConfig) -> list[str]:
-    given = config.to_dict()
-    return [f"{k}: model {model_config.get(k)!r}, given {given[k]!r}" for k in given
-            if k not in READ_ONLY_FIELDS and model_config.get(k) != given[k]]
 
 
 class OnnxStairModel:
@@ -169,17 +163,12 @@ class OnnxStairModel:
         if ort_format:
             _check_metadata(self.path, self.metadata)
         # A record from before a field existed means that field's old value (step_context 0).
-        model_config = PipelineConfig.from_record(self.metadata["config"]).to_dict()
+        self.config = PipelineConfig.from_record(self.metadata["config"])
         if config is not None:
-            diffs = _config_diffs(model_config, config)
-            if diffs:
-                raise OnnxModelError(
-                    f"{self.path}: the replay configuration differs from the one this model was trained with, "
-                    f"so its windows and features would not match ({'; '.join(diffs)}); replay with the "
-                    "model's configuration or export a model trained with this one"
-                )
-            model_config = {**model_config, **{k: config.to_dict()[k] for k in READ_ONLY_FIELDS}}
-        self.config = PipelineConfig.from_dict(model_config)
+            try:
+                self.config = self.config.agree(config)
+            except ValueError as exc:
+                raise OnnxModelError(f"{self.path}: {exc}") from None
         inputs = {i.name: i.shape for i in self._session.get_inputs()}
         self.n_columns = int(inputs["samples"][1])
         #: Step-context features per window the graph takes (its ``step_context`` input), or 0.

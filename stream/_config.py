@@ -9,7 +9,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Mapping, get_args
 
 __all__ = ["PipelineConfig", "READ_ONLY_FIELDS", "config_file_section", "ORIENTATIONS", "ORIENTATION_METHODS"]
 
@@ -144,6 +144,49 @@ class PipelineConfig:
         if self.smoothing == "time" and self.rate_hz is None:
             return min(self.max_gap_s, self.smooth_ms / 1e3)
         return self.max_gap_s
+
+    def agree(self, given: "PipelineConfig | Mapping[str, Any]") -> "PipelineConfig":
+        """The configuration to run a model trained with this one, after checking ``given`` agrees.
+
+        A model's windows and features are those of its training configuration, so replay,
+        evaluation and export run it with that configuration; what a caller asks for may differ
+        only in :data:`READ_ONLY_FIELDS` (how files are read), which it then sets.
+
+        Parameters
+        ----------
+        given : PipelineConfig or mapping
+            A whole configuration, or only the fields a user set (``--config`` and flags).
+
+        Returns
+        -------
+        PipelineConfig
+            This configuration with ``given``'s read-only fields.
+
+        Raises
+        ------
+        ValueError
+            When ``given`` differs in a field that changes windows or features, listing each such
+            field with both values.
+
+        Examples
+        --------
+        >>> trained = PipelineConfig(rate_hz=30, orientation="rotvec")
+        >>> trained.agree({"orientation": "rotvec", "max_gap_s": 1.0}) == trained.replace(max_gap_s=1.0)
+        True
+        >>> trained.agree({"rate_hz": 50})
+        Traceback (most recent call last):
+        ...
+        ValueError: the model was trained with another front end (rate_hz: model 30, given 50), ...
+        """
+        given = given.to_dict() if isinstance(given, PipelineConfig) else dict(given)
+        ours = self.to_dict()
+        diffs = [f"{k}: model {ours[k]!r}, given {v!r}" for k, v in given.items()
+                 if k not in READ_ONLY_FIELDS and ours[k] != v]
+        if diffs:
+            raise ValueError(f"the model was trained with another front end ({'; '.join(diffs)}), so its windows and "
+                             "features would not match its training set; leave those settings out (a model runs with "
+                             "its own configuration) or retrain with them")
+        return self.replace(**{k: v for k, v in given.items() if k in READ_ONLY_FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -71,3 +71,15 @@ def test_every_orientation_is_accepted_everywhere_one_is_named():
         ORIENTATION_METHODS)
     with pytest.raises(ValueError, match="orientation"):
         PipelineConfig(orientation="compass")
+
+
+def test_agree_takes_the_models_configuration_and_the_callers_read_options():
+    trained = PipelineConfig(rate_hz=30, orientation="rotvec", step_context=0)
+    assert trained.agree({}) == trained
+    assert trained.agree({"rate_hz": 30.0, "max_gap_s": 2.0}) == trained.replace(max_gap_s=2.0)
+    assert trained.agree(trained.replace(max_gap_s=2.0)) == trained.replace(max_gap_s=2.0)
+    with pytest.raises(ValueError, match=r"another front end \(rate_hz: model 30, given 50; orientation: model "
+                                         r"'rotvec', given 'ahrs'\).*leave those settings out"):
+        trained.agree({"rate_hz": 50, "orientation": "ahrs", "max_gap_s": 2.0})
+    with pytest.raises(ValueError, match=r"step_context: model 0, given 5"):
+        trained.agree(PipelineConfig(rate_hz=30, orientation="rotvec"))

@@ -34,7 +34,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from stairsense.features import make_feature_scaler
-from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig, atomic_write
+from stairsense.stream import PipelineConfig, atomic_write
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
 from ._estimator_state import UnsafeStateError, estimator_from_state, estimator_to_state, pack_arrays, unpack_arrays
@@ -265,36 +265,9 @@ class StairstepModel:
         return self.pipeline.decision_function(self._check_width(X))
 
     def check_config(self, config: PipelineConfig | None = None) -> PipelineConfig:
-        """The configuration to replay with: the model's own, after checking ``config`` agrees.
-
-        Parameters
-        ----------
-        config : PipelineConfig or None
-            The configuration a caller intends to use. ``None`` accepts the model's.
-
-        Returns
-        -------
-        PipelineConfig
-            The training configuration, with the caller's read-only settings (``max_gap_s``).
-
-        Raises
-        ------
-        ValueError
-            When ``config`` differs in a field that changes windows or features, listing each
-            field with both values.
-        """
-        if config is None:
-            return self.config
-        ours, theirs = self.config.to_dict(), config.to_dict()
-        diffs = [f"{k}: model {ours[k]!r}, given {theirs[k]!r}" for k in ours
-                 if k not in READ_ONLY_FIELDS and ours[k] != theirs[k]]
-        if diffs:
-            raise ValueError(
-                "the replay configuration differs from the one this model was trained with, so its windows "
-                f"and features would not match the training set ({'; '.join(diffs)}); leave those settings "
-                "out (the model's own configuration is the default) or retrain with the new one"
-            )
-        return self.config.replace(**{k: theirs[k] for k in READ_ONLY_FIELDS})
+        """The configuration to replay with: the model's own, after checking ``config`` agrees
+        (:meth:`PipelineConfig.agree`; ``None`` accepts the model's)."""
+        return self.config if config is None else self.config.agree(config)
 
     def header(self) -> dict[str, Any]:
         """The JSON-serialisable description written at the head of a saved file."""
