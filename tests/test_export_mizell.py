@@ -30,3 +30,5 @@ def test_mizell_model_exports_with_parity(tmp_path):
     expected = model.predict(X)
     got = onnx_model.predict_windows(result.standardized.samples[index], offsets, step_context=X[:, 158:])
     np.testing.assert_array_equal(got, expected)
+    samples = result.standardized.samples[index]
+    np.testing.assert_array_equal(model.predict_windows(samples, offsets, step_context=X[:, 158:]), expected)

@@ -33,7 +33,7 @@ import sklearn
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features import make_feature_scaler
+from stairsense.features import N_FEATURES, STEP_CONTEXT_NAMES, make_feature_scaler, window_features
 from stairsense.stream import PipelineConfig, atomic_write
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
@@ -263,6 +263,60 @@ class StairstepModel:
     def decision_function(self, X) -> np.ndarray:
         """KOMD scores f(x) − θ of windows (≥ 0 means STAIR), delegated to the fitted pipeline."""
         return self.pipeline.decision_function(self._check_width(X))
+
+    def window_rows(self, samples, offsets, step_context=None) -> np.ndarray:
+        """The feature rows of windows given as standardized samples, as the exported graph computes
+        them: the Table 12.1 features of each 3-column block, then the step-context rows.
+
+        Parameters
+        ----------
+        samples : array-like of shape (N, 3) (or (N, 6) for Mizell models)
+            Standardized samples of all windows, concatenated.
+        offsets : array-like of int, shape (W + 1,)
+            Window w is ``samples[offsets[w]:offsets[w + 1]]``.
+        step_context : array-like of shape (W, 36), optional
+            Required when the configuration has ``step_context > 0`` (and refused otherwise): row
+            w holds window w's :data:`~stairsense.features.STEP_CONTEXT_NAMES` features.
+
+        Returns
+        -------
+        ndarray of shape (W, len(feature_names))
+        """
+        n_context = len(STEP_CONTEXT_NAMES) if self.config.step_context else 0
+        n_blocks, rest = divmod(len(self.feature_names) - n_context, N_FEATURES)
+        if rest or not n_blocks:
+            raise ValueError(f"this model takes {len(self.feature_names)} features that are not Table 12.1 window "
+                             "features; call predict(X) with its feature rows")
+        samples = np.asarray(samples, dtype=np.float64)
+        offsets = np.asarray(offsets, dtype=np.intp)
+        if samples.ndim != 2 or samples.shape[1] != 3 * n_blocks:
+            raise ValueError(f"this model takes standardized samples with {3 * n_blocks} columns per row (config "
+                             f"orientation={self.config.orientation!r}); got shape {samples.shape}")
+        blocks = [window_features(samples[:, c : c + 3], offsets) for c in range(0, samples.shape[1], 3)]
+        if not n_context:
+            if step_context is not None:
+                raise ValueError("this model takes no step-context features (its configuration has step_context=0); "
+                                 "call it without step_context")
+            return np.hstack(blocks)
+        if step_context is None:
+            raise ValueError(f"this model takes {n_context} step-context features per window: pass step_context=(W, "
+                             f"{n_context}) rows (stairsense.features.step_context_features of the kept windows, in order)")
+        rows = np.asarray(step_context, dtype=np.float64)
+        if rows.shape != (offsets.size - 1, n_context):
+            raise ValueError(f"step_context must have shape ({offsets.size - 1}, {n_context}), one row per window; "
+                             f"got {rows.shape}")
+        return np.hstack([*blocks, rows])
+
+    def predict_windows(self, samples, offsets, step_context=None) -> np.ndarray:
+        """Labels (1 = STAIR) of windows given as standardized samples: ``predict`` on
+        :meth:`window_rows`, the same call as the exported model's
+        (:meth:`stairsense.export.OnnxStairModel.predict_windows`)."""
+        return self.predict(self.window_rows(samples, offsets, step_context))
+
+    def decision_windows(self, samples, offsets, step_context=None) -> np.ndarray:
+        """KOMD scores (≥ 0 means STAIR) of windows given as standardized samples; arguments as
+        :meth:`window_rows`."""
+        return self.decision_function(self.window_rows(samples, offsets, step_context))
 
     def check_config(self, config: PipelineConfig | None = None) -> PipelineConfig:
         """The configuration to replay with: the model's own, after checking ``config`` agrees
