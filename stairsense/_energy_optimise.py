@@ -47,6 +47,7 @@ from stairsense.export.energy import (
     measure_stage_costs,
     parse_day,
 )
+from stairsense.models import stair_counts, stair_scores
 from stairsense.stream import ORIENTATION_METHODS, PipelineConfig, atomic_write
 
 __all__ = ["SearchSpace", "Protocol", "Candidate", "front_end_data", "evaluate_windows", "evaluate_front_end",
@@ -231,10 +232,7 @@ def front_end_data(logs, configs) -> list[tuple]:
 
 
 def _f1(y, pred) -> float:
-    tp = int(np.sum((pred == 1) & (y == 1)))
-    fp = int(np.sum((pred == 1) & (y == 0)))
-    fn = int(np.sum((pred == 0) & (y == 1)))
-    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return stair_scores(stair_counts(pred == 1, y == 1))[2]
 
 
 def _subsample(index, y, limit, rng):
