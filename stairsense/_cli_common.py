@@ -104,7 +104,7 @@ def existing_file(path, what: str, fix: str):
     return path
 
 
-MODEL_FIX = "pass a model written by `stairsense train --out` (or an .onnx from `stairsense export --out`)"
+MODEL_FIX = "pass a model written by `stairsense train --out`"
 
 
 def given_config(args) -> dict:
