@@ -32,9 +32,11 @@ READ_ONLY_FIELDS = frozenset({"max_gap_s"})
 
 # Fields added after configurations were first recorded in model files, and the value that
 # reproduces what a record without them meant: models trained before issue 9's step context
-# saw the 79 Table 12.1 features only, so a missing ``step_context`` is 0, not today's default.
-# PipelineConfig.from_record applies them; config *files* (partial settings) do not.
-_RECORDED_BEFORE = {"step_context": 0}
+# saw the 79 Table 12.1 features only, so a missing ``step_context`` is 0, not today's default;
+# its gap came with it at 1.5 s, pinned so a new default cannot change what old records mean.
+# PipelineConfig.from_record applies them; config *files* (partial settings) do not. The Java
+# core keeps the same table (android_stub PipelineConfig.RECORDED_BEFORE; tests compare them).
+_RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5}
 
 
 @dataclass(frozen=True)
