@@ -270,13 +270,11 @@ class StairstepModel:
 
         Parameters
         ----------
-        samples : array-like of shape (N, 3) (or (N, 6) for Mizell models)
-            Standardized samples of all windows, concatenated.
-        offsets : array-like of int, shape (W + 1,)
-            Window w is ``samples[offsets[w]:offsets[w + 1]]``.
+        samples, offsets : array-like of shape (N, 3) or (N, 6) (Mizell), and of int, shape (W + 1,)
+            The standardized samples of all windows, window w being ``samples[offsets[w]:offsets[w + 1]]``.
         step_context : array-like of shape (W, 36), optional
-            Required when the configuration has ``step_context > 0`` (and refused otherwise): row
-            w holds window w's :data:`~stairsense.features.STEP_CONTEXT_NAMES` features.
+            Row w holds window w's :data:`~stairsense.features.STEP_CONTEXT_NAMES` features;
+            required when the configuration has ``step_context > 0``, refused otherwise.
 
         Returns
         -------
