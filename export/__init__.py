@@ -14,6 +14,7 @@ from ._export import (
     validation_windows,
 )
 from ._features_graph import window_features_model
+from ._load import EXPORT_SUFFIXES, MODEL_FILE_FIX, inference_graph, load_stair_model
 from ._runtime import OnnxModelError, OnnxStairModel, inspect_model, session_options
 
 register_converters()
@@ -25,6 +26,10 @@ __all__ = [
     "build_onnx_model",
     "support_budget",
     "validation_windows",
+    "load_stair_model",
+    "inference_graph",
+    "EXPORT_SUFFIXES",
+    "MODEL_FILE_FIX",
     "OnnxStairModel",
     "OnnxModelError",
     "inspect_model",

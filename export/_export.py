@@ -26,7 +26,6 @@ name in the target folder and renamed, so a failed or interrupted export never l
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -43,7 +42,7 @@ from stairsense.features import (
 )
 from stairsense.models import KOMDClassifier, StairstepModel, load_model
 from stairsense.models.stairstep import package_version
-from stairsense.stream import new_file_mode
+from stairsense.stream import atomic_write
 
 from ._budget import smallest_passing_budget
 from ._compact import PRECISIONS, RBFHead, add_rbf_decision, reduce_support, save_ort_format
@@ -322,14 +321,6 @@ def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_
     return report
 
 
-def _atomic_target(path: Path) -> Path:
-    # Keep the real suffix last: ONNX Runtime tells ORT-format files from ONNX ones by ".ort".
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
-    os.fchmod(fd, new_file_mode())  # mkstemp's 0600 would outlive the rename: follow the umask
-    os.close(fd)
-    return Path(tmp)
-
-
 def export_model(model, out, precision: str = "fp32", ort: bool = False, validation=None, *,
                  max_support_vectors: int | None = None, score_tol: float = SCORE_TOLERANCE,
                  min_agreement: float | None = None) -> ExportReport:
@@ -433,28 +424,20 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
                        "trained_support_vectors": int(model.pipeline[-1].dual_coef_.size)},
         "parity": parity,
     })
-    written = []
-    try:
-        tmp = _atomic_target(out)
-        written.append(tmp)
+    # The .ort twin is checked against the .onnx before either is renamed into place.
+    with atomic_write(out) as tmp:
         onnx.save_model(onnx_model, tmp)
-        ort_tmp = None
         if ort:
-            ort_tmp = _atomic_target(out.with_suffix(".ort"))
-            written.append(ort_tmp)
-            save_ort_format(tmp, ort_tmp)
-            ort_scores = _onnx_scores(_session(ort_tmp), samples, offsets, context)
-            parity["ort_format_max_abs_diff_vs_onnx"] = float(np.max(np.abs(ort_scores - scores)))
-            if parity["ort_format_max_abs_diff_vs_onnx"] > score_tol:
-                raise ExportParityError(
-                    f"the ORT-format model differs from the ONNX model by {parity['ort_format_max_abs_diff_vs_onnx']:.3g}"
-                    f" > {score_tol:g} on the validation windows; nothing was written"
-                )
-            os.replace(ort_tmp, out.with_suffix(".ort"))
-        os.replace(tmp, out)
-    finally:
-        for path in written:
-            path.unlink(missing_ok=True)
+            with atomic_write(out.with_suffix(".ort")) as ort_tmp:
+                save_ort_format(tmp, ort_tmp)
+                ort_scores = _onnx_scores(_session(ort_tmp), samples, offsets, context)
+                parity["ort_format_max_abs_diff_vs_onnx"] = float(np.max(np.abs(ort_scores - scores)))
+                if parity["ort_format_max_abs_diff_vs_onnx"] > score_tol:
+                    raise ExportParityError(
+                        f"the ORT-format model differs from the ONNX model by "
+                        f"{parity['ort_format_max_abs_diff_vs_onnx']:.3g} > {score_tol:g} on the validation windows; "
+                        "nothing was written"
+                    )
     return ExportReport(
         path=str(out), precision=precision, size_bytes=out.stat().st_size, n_features=int(selected.sum()),
         n_support_vectors=int(stored_head.dual_coef.size),

@@ -6,10 +6,10 @@ the file (not an ONNX model, truncated, corrupt, foreign, another format version
 another front-end configuration), and classifies windows given as standardized samples, one
 ONNX Runtime call per window.
 
-Replay protocol: the model sets ``wants_samples = True``; a caller that sees it passes
-``predict_windows(samples, offsets, step_context)`` (window w = ``samples[offsets[w]:offsets[w+1]]``
-and, for a model with step-context features, row w of ``step_context``) instead of ``predict(X)``
-on features.
+Every stair-step model takes windows the same way: ``predict_windows(samples, offsets,
+step_context)`` (window w = ``samples[offsets[w]:offsets[w+1]]`` and, for a model with
+step-context features, row w of ``step_context``), the :class:`~stairsense.features.WindowRows`
+that replay and evaluation get from the window-row stage.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
 
-from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig
+from stairsense.stream import PipelineConfig
 
 from ._metadata import FORMAT, FORMAT_VERSION, HASH_KEY, content_hash, read_metadata
 
@@ -88,12 +88,6 @@ def _check_metadata(path, meta: dict) -> None:
         )
 
 
-def _config_diffs(model_config: dict, config: PipelineConfig) -> list[str]:
-    given = config.to_dict()
-    return [f"{k}: model {model_config.get(k)!r}, given {given[k]!r}" for k in given
-            if k not in READ_ONLY_FIELDS and model_config.get(k) != given[k]]
-
-
 class OnnxStairModel:
     """A stair-step model exported to ONNX, run through ONNX Runtime one window at a time.
 
@@ -118,8 +112,6 @@ class OnnxStairModel:
         Columns of the ``samples`` input (3, or 6 for Mizell models).
     n_step_context : int
         Step-context features per window of the ``step_context`` input (36), or 0 without one.
-    wants_samples : bool
-        Always True: ``pipeline.replay`` passes window samples to :meth:`predict_windows`.
 
     Examples
     --------
@@ -140,8 +132,6 @@ class OnnxStairModel:
     >>> bool((onnx_model.predict_windows(samples, offsets) == model.predict(X)).all())
     True
     """
-
-    wants_samples = True
 
     def __init__(self, path, config: PipelineConfig | None = None, *, threads: int = 1):
         import onnxruntime as ort
@@ -169,17 +159,12 @@ class OnnxStairModel:
         if ort_format:
             _check_metadata(self.path, self.metadata)
         # A record from before a field existed means that field's old value (step_context 0).
-        model_config = PipelineConfig.from_record(self.metadata["config"]).to_dict()
+        self.config = PipelineConfig.from_record(self.metadata["config"])
         if config is not None:
-            diffs = _config_diffs(model_config, config)
-            if diffs:
-                raise OnnxModelError(
-                    f"{self.path}: the replay configuration differs from the one this model was trained with, "
-                    f"so its windows and features would not match ({'; '.join(diffs)}); replay with the "
-                    "model's configuration or export a model trained with this one"
-                )
-            model_config = {**model_config, **{k: config.to_dict()[k] for k in READ_ONLY_FIELDS}}
-        self.config = PipelineConfig.from_dict(model_config)
+            try:
+                self.config = self.config.agree(config)
+            except ValueError as exc:
+                raise OnnxModelError(f"{self.path}: {exc}") from None
         inputs = {i.name: i.shape for i in self._session.get_inputs()}
         self.n_columns = int(inputs["samples"][1])
         #: Step-context features per window the graph takes (its ``step_context`` input), or 0.
@@ -258,7 +243,7 @@ class OnnxStairModel:
     def predict(self, X):
         raise TypeError(
             f"{self.path.name} computes its features inside the graph, so it takes window samples: call "
-            "predict_windows(samples, offsets) (pipeline.replay does so for models with wants_samples=True)"
+            "predict_windows(samples, offsets), as replay and evaluate do"
         )
 
     def __repr__(self) -> str:

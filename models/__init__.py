@@ -50,6 +50,7 @@ from .stairstep import (
     make_stairstep_pipeline,
     read_model_header,
     save_model,
+    stair_counts,
     stair_scores,
     upgrade_model_file,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "make_classifier",
     "default_grid",
     "stair_scores",
+    "stair_counts",
     "PROTOCOLS",
     "CLASSIFIERS",
     "ADMMMultiTaskClassifier",

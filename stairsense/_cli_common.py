@@ -6,7 +6,7 @@ import argparse
 import json
 import re
 
-from stairsense.stream import READ_ONLY_FIELDS, REPAIRS, PipelineConfig
+from stairsense.stream import ORIENTATIONS, REPAIRS, PipelineConfig
 
 DATA_HELP = "labelled canonical logs (.csv/.csv.gz with a label column) or a UCI HAPT RawData folder"
 
@@ -104,7 +104,7 @@ def existing_file(path, what: str, fix: str):
     return path
 
 
-MODEL_FIX = "pass a model written by `stairsense train --out` (or an .onnx from `stairsense export --out`)"
+MODEL_FIX = "pass a model written by `stairsense train --out`"
 
 
 def given_config(args) -> dict:
@@ -126,20 +126,12 @@ def config_from_args(args) -> PipelineConfig:
 
 
 def config_for_model(args, model_config: PipelineConfig, model_path) -> PipelineConfig:
-    """The configuration to run a model with: its own, plus what the user set, which must agree.
-
-    A model needs no repeated flags: fields the user did not set come from the model. Only
-    read-only fields (``max_gap_s``) may differ; anything else would change windows or features.
-    """
-    given = given_config(args)
-    ours = model_config.to_dict()
-    diffs = [f"{k}: model {ours[k]!r}, given {v!r}" for k, v in given.items()
-             if k not in READ_ONLY_FIELDS and ours.get(k) != v]
-    if diffs:
-        raise ValueError(f"{model_path}: the model was trained with another front end ({'; '.join(diffs)}), so its "
-                         "windows and features would not match; leave those settings out (a model runs with its own "
-                         "configuration) or retrain with them")
-    return model_config.replace(**{k: v for k, v in given.items() if k in READ_ONLY_FIELDS})
+    """The configuration to run a model with: its own, plus what the user set, which must agree
+    (:meth:`PipelineConfig.agree`). A model needs no repeated flags."""
+    try:
+        return model_config.agree(given_config(args))
+    except ValueError as exc:
+        raise ValueError(f"{model_path}: {exc}") from None
 
 
 # The library's errors give Python advice ("repair 'dedupe'", "units='g'", "max_gap_s"); a CLI user
@@ -171,7 +163,7 @@ def add_config_args(p, rate=True):
     p.add_argument("--config", metavar="FILE", help="JSON PipelineConfig (see stairsense.PipelineConfig)")
     if rate:
         p.add_argument("--rate", type=positive(float), metavar="HZ", help="resample to this rate before the front end")
-    p.add_argument("--orientation", choices=["auto", "rotvec", "ahrs", "vertical", "linear", "mizell"],
+    p.add_argument("--orientation", choices=ORIENTATIONS,
                    help="how to reach the Earth frame (default from the config: auto)")
     p.add_argument("--segmentation", choices=["pattern", "sliding"], help="step windows or the sliding baseline")
     p.add_argument("--step-context", type=non_negative_int, metavar="N",

@@ -36,30 +36,24 @@ def _simulated_day(rate_hz: float, seed: int):
 
 
 def _model_and_config(args):
-    """(onnx proto or None, PipelineConfig) from --model / --config / overrides."""
-    import onnx
-
+    """(the model's ONNX graph with its features or None, PipelineConfig) from --model / --config /
+    overrides. Any model file prices the graph a phone runs for it
+    (:func:`stairsense.export.inference_graph`)."""
     from stairsense.stream import PipelineConfig
 
-    proto = None
-    if args.model:
-        from stairsense.export import OnnxStairModel
-
-        path = Path(args.model)
-        if path.suffix != ".onnx":
-            raise ValueError(f"{path}: --model takes an exported .onnx file (stairsense export); the energy model "
-                             "counts the graph's operations")
-        config = OnnxStairModel(path).config  # refuses foreign or corrupt files with one line
-        proto = onnx.load_model(path)
-    else:
-        config = PipelineConfig.from_file(args.config) if args.config else PipelineConfig()
     overrides = {k: v for k, v in (("rate_hz", args.rate), ("orientation", args.orientation),
                                    ("segmentation", args.segmentation), ("smoothing", args.smoothing)) if v is not None}
-    if args.model and overrides:
-        raise ValueError(f"--model {args.model} fixes the configuration it was trained with; drop "
-                         f"{', '.join('--' + k.replace('_hz', '').replace('_', '-') for k in overrides)} "
-                         "(or use --compare to price variants)")
-    return proto, config.replace(**overrides) if overrides else config
+    if not args.model:
+        config = PipelineConfig.from_file(args.config) if args.config else PipelineConfig()
+        return (None, None, None), config.replace(**overrides)
+    from stairsense.export import inference_graph, load_stair_model
+
+    model = load_stair_model(args.model)
+    try:
+        config = model.config.agree(overrides)
+    except ValueError as exc:
+        raise ValueError(f"{args.model}: {exc} (--compare prices the usual variants)") from None
+    return inference_graph(model), config
 
 
 def _stage_table(reports) -> str:
@@ -94,7 +88,7 @@ def cmd_estimate(args) -> int:
     profile = load_profile(args.profile)
     if args.speed_ratio is not None:
         profile = profile.with_value("cpu.speed_ratio", args.speed_ratio, "command line --speed-ratio")
-    proto, config = _model_and_config(args)
+    (graph, selected, input_names), config = _model_and_config(args)
     if args.log:
         logs = [read_log(p) for p in args.log]
         source = ", ".join(args.log)
@@ -121,7 +115,7 @@ def cmd_estimate(args) -> int:
     reports = {}
     for label, cfg in variants.items():
         _say(args, f"measuring {label} ...")
-        workload = measure_workload(logs, cfg, proto, source=source)
+        workload = measure_workload(logs, cfg, graph, selected=selected, input_names=input_names, source=source)
         reports[label] = estimate(profile, workload, day)
     main = reports["configuration"]
     if args.plot:
@@ -178,6 +172,7 @@ def cmd_optimise(args) -> int:
 def add_parser(subparsers) -> None:
     """Register ``stairsense energy`` (estimate), ``energy profiles`` and ``energy optimise``."""
     from stairsense.export.energy import DEFAULT_DAY
+    from stairsense.stream import ORIENTATION_METHODS
 
     p = subparsers.add_parser(
         "energy", help="battery cost of a configuration by pipeline stage (and: profiles, optimise)",
@@ -186,7 +181,8 @@ def add_parser(subparsers) -> None:
                     "sourced), a replay of a log and the exported ONNX graph. Actions: 'profiles' lists the device "
                     "profiles, 'optimise' finds the most accurate configuration under a battery budget. Without an "
                     "action: the estimate below (its options go before any action word).")
-    p.add_argument("--model", metavar="ONNX", help="exported model (stairsense export); its configuration is priced")
+    p.add_argument("--model", metavar="MODEL", help="a model from `stairsense train` or an exported .onnx; its "
+                   "configuration and classifier graph are priced")
     p.add_argument("--log", nargs="+", metavar="LOG",
                    help="labelled or unlabelled canonical logs to replay (default: a simulated sample of a day)")
     p.add_argument("--profile", default="nexus-2012",
@@ -195,11 +191,11 @@ def add_parser(subparsers) -> None:
                    help=f"day description, e.g. {DEFAULT_DAY!r} (default: the logs' own mix scaled to 24 h, or that "
                         "example without --log)")
     p.add_argument("--config", metavar="FILE", help="JSON PipelineConfig (without --model)")
-    p.add_argument("--rate", type=float, metavar="HZ", help="sampling rate (without --model)")
-    p.add_argument("--orientation", choices=["rotvec", "linear", "mizell", "ahrs", "vertical"],
-                   help="orientation method (without --model)")
-    p.add_argument("--segmentation", choices=["pattern", "sliding"], help="(without --model)")
-    p.add_argument("--smoothing", choices=["time", "count", "none"], help="(without --model)")
+    p.add_argument("--rate", type=float, metavar="HZ", help="sampling rate (with --model: only its own)")
+    p.add_argument("--orientation", choices=ORIENTATION_METHODS,
+                   help="orientation method (with --model: only its own)")
+    p.add_argument("--segmentation", choices=["pattern", "sliding"], help="(with --model: only its own)")
+    p.add_argument("--smoothing", choices=["time", "count", "none"], help="(with --model: only its own)")
     p.add_argument("--compare", action="store_true",
                    help="also price the thesis's comparisons: sliding windows, no smoothing, Mizell, Linear (same "
                         "model cost per window)")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from ._cli_common import (DATA_HELP, add_config_args, add_read_args, config_from_args, emit, positive, read_options,
-                          repair_summary)
+from ._cli_common import (DATA_HELP, add_config_args, add_read_args, config_for_model, config_from_args, emit, positive,
+                          read_options, repair_summary)
 
 
 def cmd_evaluate(args) -> int:
@@ -29,11 +29,16 @@ def cmd_evaluate(args) -> int:
 
 
 def _evaluate_file(args, read, reports) -> int:
+    """``evaluate --model``: the model runs with its own configuration, as in replay; flags that
+    disagree with it are refused before any data is read."""
     from stairsense._evaluate_model import evaluate_model
     from stairsense._train import load_labelled_logs
+    from stairsense.export import load_stair_model
 
-    logs = load_labelled_logs(args.data, **read)
-    result = evaluate_model(args.model, logs, progress=not args.json and sys.stderr.isatty())
+    model = load_stair_model(args.model)
+    config = config_for_model(args, model.config, args.model)
+    logs = load_labelled_logs(args.data, max_gap_s=config.read_gap_s(), **read)
+    result = evaluate_model(args.model, logs, config=config, progress=not args.json and sys.stderr.isatty())
     o = result["overall"]
     rates = ", ".join(f"{k} {v:.1%}" for k, v in result["false_stair_rate"].items())
     text = (f"{args.model} on {o['windows']} windows ({o['stair_windows']} STAIR): STAIR precision {o['precision']:.3f}, "

@@ -4,23 +4,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._cli_common import (MODEL_FIX, add_config_args, add_read_args, config_for_model, config_from_args, emit, existing_file, positive,
+from ._cli_common import (add_config_args, add_read_args, config_for_model, config_from_args, emit, positive,
                           repair_summary)
 
 
 def _load_model(args):
-    """A model for replay and the configuration to replay with: the model's own, plus what the user
-    set. ``.onnx``/``.ort`` files run through ONNX Runtime (the phone's path), other files are
-    ``stairsense train`` models."""
-    existing_file(args.model, "model file", MODEL_FIX)
-    if Path(args.model).suffix in (".onnx", ".ort"):
-        from stairsense.export import OnnxStairModel
+    """A model for replay (any file :func:`stairsense.export.load_stair_model` reads) and the
+    configuration to replay with: the model's own, plus what the user set."""
+    from stairsense.export import load_stair_model
 
-        model = OnnxStairModel(args.model)
-    else:
-        from stairsense.models import load_model
-
-        model = load_model(args.model)
+    model = load_stair_model(args.model)
     return model, config_for_model(args, model.config, args.model)
 
 
@@ -88,6 +81,8 @@ class _ReplayPlot:
         import matplotlib.pyplot as plt
         import numpy as np
 
+        from stairsense.stream import atomic_write
+
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6.5), gridspec_kw={"height_ratios": [2, 1]})
         if self.t:
             top.plot(np.concatenate(self.t), np.concatenate(self.z), lw=0.8, color="0.2")
@@ -103,7 +98,8 @@ class _ReplayPlot:
             bottom.axvline(bound, color="tab:red", ls="--")
         bottom.set(xlabel="window duration (s); dashed: duration filter", ylabel="windows")
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        with atomic_write(path) as tmp:
+            fig.savefig(tmp, dpi=110)
         plt.close(fig)
 
 

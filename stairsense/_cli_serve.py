@@ -15,12 +15,11 @@ __all__ = ["add_parser"]
 
 
 def _write_secret(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` readable by the owner only, via a temp file and a rename."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text + "\n")
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` readable by the owner only (atomically: never a half token)."""
+    from stairsense.stream import atomic_write
+
+    with atomic_write(path, mode=0o600) as tmp:
+        tmp.write_text(text + "\n")
 
 
 def _learner(path) -> dict | None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import pickle
 import time
 from dataclasses import dataclass
@@ -48,7 +47,8 @@ from stairsense.export.energy import (
     measure_stage_costs,
     parse_day,
 )
-from stairsense.stream import PipelineConfig
+from stairsense.models import stair_counts, stair_scores
+from stairsense.stream import ORIENTATION_METHODS, PipelineConfig, atomic_write
 
 __all__ = ["SearchSpace", "Protocol", "Candidate", "front_end_data", "evaluate_windows", "evaluate_front_end",
            "evaluate_front_ends", "pareto_front", "parse_budget", "run_optimise", "add_optimise_arguments"]
@@ -122,12 +122,6 @@ def data_fingerprint(paths) -> str:
     return digest.hexdigest()
 
 
-def _atomic_write(path: Path, write) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    write(tmp)
-    tmp.replace(path)
-
-
 def _with_virtual_sensors(log):
     """``log`` with virtual rotation-vector and linear-acceleration streams, and the CPU seconds
     it took (a worker's time is not the parent's: the caller adds it up)."""
@@ -171,7 +165,8 @@ def load_recordings(paths, subjects, cache_dir: Path, fingerprint: str, progress
                              desc="virtual sensors", unit="log", disable=not progress):
         out.append(log)
         cpu += seconds
-    _atomic_write(cache, lambda p: p.write_bytes(pickle.dumps(out)))
+    with atomic_write(cache) as tmp:
+        tmp.write_bytes(pickle.dumps(out))
     return out, cpu
 
 
@@ -231,10 +226,7 @@ def front_end_data(logs, configs) -> list[tuple]:
 
 
 def _f1(y, pred) -> float:
-    tp = int(np.sum((pred == 1) & (y == 1)))
-    fp = int(np.sum((pred == 1) & (y == 0)))
-    fn = int(np.sum((pred == 0) & (y == 1)))
-    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return stair_scores(stair_counts(pred == 1, y == 1))[2]
 
 
 def _subsample(index, y, limit, rng):
@@ -438,7 +430,8 @@ def evaluate_all(paths, space: SearchSpace, cache_dir: Path, *, subjects=None, p
             for group_records in runner(jobs):
                 for record in group_records:
                     key = keys_of[json.dumps(record["config"], sort_keys=True)]
-                    _atomic_write(cache_dir / f"front-end-{key}.json", lambda p, r=record: p.write_text(json.dumps(r)))
+                    with atomic_write(cache_dir / f"front-end-{key}.json") as tmp:
+                        tmp.write_text(json.dumps(record))
                     records[key] = record
                     worker_cpu += record["cpu_s"]
                     bar.update(1)
@@ -494,7 +487,8 @@ def write_best(candidate: Candidate, path, *, profile: str, budget: float, day: 
         "energy": {"profile": profile, "budget_percent_per_day": budget, "percent_per_day": candidate.percent_per_day,
                    "f1": candidate.f1, "day_hours": {a: s / 3600 for a, s in day.items()}},
     }
-    _atomic_write(path, lambda p: p.write_text(json.dumps(payload, indent=2) + "\n"))
+    with atomic_write(path) as tmp:
+        tmp.write_text(json.dumps(payload, indent=2) + "\n")
     return path
 
 
@@ -505,8 +499,8 @@ def plot_front(candidates, front, best, budget, path, title) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8.5, 5))
-    colours = {"mizell": "tab:green", "rotvec": "tab:blue", "linear": "tab:orange"}
-    for orientation, colour in colours.items():
+    colours = ("tab:blue", "tab:purple", "tab:gray", "tab:orange", "tab:green")
+    for orientation, colour in zip(ORIENTATION_METHODS, colours, strict=True):
         mine = [c for c in candidates if c.config["orientation"] == orientation]
         ax.scatter([c.percent_per_day for c in mine], [c.f1 for c in mine], s=8, alpha=0.35, color=colour,
                    label=f"{orientation} ({len(mine)})")
@@ -520,10 +514,9 @@ def plot_front(candidates, front, best, budget, path, title) -> None:
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    tmp = Path(path).with_name(Path(path).name + ".tmp.png")
-    fig.savefig(tmp, dpi=110)
+    with atomic_write(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
-    tmp.replace(path)
 
 
 def add_optimise_arguments(p) -> None:
@@ -535,7 +528,7 @@ def add_optimise_arguments(p) -> None:
     grid = SearchSpace()
     p.add_argument("--rates", nargs="+", type=float, default=list(grid.rates), metavar="HZ",
                    help=f"sampling rates to search (default {' '.join(f'{r:g}' for r in grid.rates)})")
-    p.add_argument("--orientations", nargs="+", choices=["mizell", "rotvec", "linear", "ahrs", "vertical"],
+    p.add_argument("--orientations", nargs="+", choices=ORIENTATION_METHODS,
                    default=list(grid.orientations), help=f"default {' '.join(grid.orientations)}")
     p.add_argument("--segmentations", nargs="+", choices=["pattern", "sliding"], default=list(grid.segmentations),
                    help="default pattern sliding")

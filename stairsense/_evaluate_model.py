@@ -11,47 +11,41 @@ figure that showed a waist-trained model counting level walking in a pocket as s
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
-from stairsense.features import STAIR, WindowRowStage
-from stairsense.stream import Activity, run_front_end
+from stairsense.features import AMBIGUOUS, STAIR, WindowRowStage
+from stairsense.models import stair_counts, stair_scores
+from stairsense.stream import Activity, PipelineConfig, run_front_end
 
-__all__ = ["load_any_model", "evaluate_model"]
+from ._train import prepare_logs
 
-
-def load_any_model(path):
-    """A ``stairsense train`` model file, or an exported ``.onnx`` / ``.ort`` file (ONNX Runtime)."""
-    path = Path(path)
-    if path.suffix in (".onnx", ".ort"):
-        from stairsense.export import OnnxStairModel
-
-        return OnnxStairModel(path)
-    from stairsense.models import load_model
-
-    return load_model(path)
+__all__ = ["evaluate_model"]
 
 
-def _scores(truth, pred):
-    tp = int(np.sum(pred & truth))
-    fp, fn = int(np.sum(pred & ~truth)), int(np.sum(~pred & truth))
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    return {"precision": p, "recall": r, "f1": 2 * tp / (2 * tp + fp + fn) if tp else 0.0,
-            "stair_windows": int(truth.sum()), "windows": int(truth.size)}
+def _scores(truth, pred) -> dict:
+    precision, recall, f1 = stair_scores(stair_counts(pred, truth))
+    return {"precision": precision, "recall": recall, "f1": f1, "stair_windows": int(truth.sum()),
+            "windows": int(truth.size)}
 
 
-def evaluate_model(model_path, logs: Iterable, *, progress: bool = False) -> dict:
+def evaluate_model(model_path, logs: Iterable, *, config: PipelineConfig | None = None, progress: bool = False) -> dict:
     """Classify every kept, unambiguous window of ``logs`` with the model file and score it.
 
     Parameters
     ----------
     model_path : str or Path
-        ``.onnx``/``.ort`` (run with ONNX Runtime) or a model written by ``stairsense train``.
+        Any model file :func:`stairsense.export.load_stair_model` reads: ``.onnx``/``.ort`` run
+        with ONNX Runtime, others are ``stairsense train`` models.
     logs : iterable of SensorLog
         With per-sample labels; ``meta["subject"]`` and ``meta["placement"]`` group the figures.
+        Logs without the streams the model's orientation reads get the virtual ones ``stairsense
+        train`` adds (:func:`~stairsense._train.prepare_logs`), so every model ``train`` makes
+        from some recordings can be scored on them.
+    config : PipelineConfig, optional
+        The configuration to run with; default the model's. It must agree with the model's
+        (:meth:`PipelineConfig.agree`).
 
     Returns
     -------
@@ -61,8 +55,11 @@ def evaluate_model(model_path, logs: Iterable, *, progress: bool = False) -> dic
     """
     from tqdm.auto import tqdm
 
-    model = load_any_model(model_path)
-    config = model.config
+    from stairsense.export import load_stair_model
+
+    model = load_stair_model(model_path)
+    config = model.config.agree(config or {})
+    logs = prepare_logs(list(logs), config, progress=progress)
     truth, pred, subject, placement, direction = [], [], [], [], []
     for i, log in enumerate(tqdm(list(logs), desc="windows", unit="log", disable=not progress)):
         if log.label is None:
@@ -72,7 +69,7 @@ def evaluate_model(model_path, logs: Iterable, *, progress: bool = False) -> dic
         if not len(rows):
             continue
         p = np.asarray(model.predict_windows(rows.samples, rows.offsets, step_context=rows.step_context))
-        good = rows.label >= 0
+        good = rows.label != AMBIGUOUS
         truth.append(rows.label[good] == STAIR)
         pred.append(p[good] == STAIR)
         direction.append(rows.direction[good])

@@ -6,14 +6,15 @@ above shares, so nothing here imports upwards.
 Every stage has a per-sample form (``push``) and a block form (``process``) over the same state;
 the batch functions are the block form on a fresh stage.
 """
-from ._config import READ_ONLY_FIELDS, PipelineConfig, config_file_section
+from ._config import ORIENTATION_METHODS, ORIENTATIONS, READ_ONLY_FIELDS, PipelineConfig, config_file_section
 from ._buffer_mean import CausalBufferMean, causal_buffer_mean
 from ._frontend import FrontEnd, FrontEndResult, run_front_end
 from ._fusion import with_virtual_sensors
 from ._csv_format import LOG_SUFFIXES, LogFormatError, steps_path
 from ._csv_read import iter_log_chunks, read_log, read_segments, read_steps
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport, RepairAction
-from ._csv_write import new_file_mode, write_log
+from ._atomic import atomic_write, new_file_mode
+from ._csv_write import write_log
 from ._convert import convert_log
 from ._import import ImportReport, import_log, parse_mapping
 from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_dir, uci_hapt_experiments
@@ -37,6 +38,8 @@ __all__ = [
     "PipelineConfig",
     "config_file_section",
     "READ_ONLY_FIELDS",
+    "ORIENTATIONS",
+    "ORIENTATION_METHODS",
     "Activity",
     "SensorLog",
     "StepTruth",
@@ -50,6 +53,7 @@ __all__ = [
     "LOG_SUFFIXES",
     "write_log",
     "new_file_mode",
+    "atomic_write",
     "convert_log",
     "ReadReport",
     "RepairAction",

@@ -9,17 +9,22 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Mapping, get_args
 
-__all__ = ["PipelineConfig", "READ_ONLY_FIELDS", "config_file_section"]
+__all__ = ["PipelineConfig", "READ_ONLY_FIELDS", "config_file_section", "ORIENTATIONS", "ORIENTATION_METHODS"]
 
 #: Sections a configuration file may carry beside ``pipeline`` (``stairsense energy optimise`` writes
 #: them): options of ``train`` and ``export``, and the energy estimate that chose them.
 FILE_SECTIONS = ("pipeline", "train", "export", "energy")
 
 Smoothing = Literal["time", "count", "none"]
-Orientation = Literal["auto", "rotvec", "ahrs", "mizell", "linear", "vertical"]
+Orientation = Literal["auto", "rotvec", "ahrs", "vertical", "linear", "mizell"]
 Segmentation = Literal["pattern", "sliding"]
+
+#: Every value of ``PipelineConfig.orientation`` (command-line choices come from here).
+ORIENTATIONS: tuple[str, ...] = get_args(Orientation)
+#: The concrete methods, what ``auto`` resolves to per log (``resolve_orientation``).
+ORIENTATION_METHODS: tuple[str, ...] = tuple(m for m in ORIENTATIONS if m != "auto")
 
 #: PipelineConfig fields that only affect how a file is read, not the windows or features: a model
 #: trained with one value replays (and exports) fine with another.
@@ -27,9 +32,11 @@ READ_ONLY_FIELDS = frozenset({"max_gap_s"})
 
 # Fields added after configurations were first recorded in model files, and the value that
 # reproduces what a record without them meant: models trained before issue 9's step context
-# saw the 79 Table 12.1 features only, so a missing ``step_context`` is 0, not today's default.
-# PipelineConfig.from_record applies them; config *files* (partial settings) do not.
-_RECORDED_BEFORE = {"step_context": 0}
+# saw the 79 Table 12.1 features only, so a missing ``step_context`` is 0, not today's default;
+# its gap came with it at 1.5 s, pinned so a new default cannot change what old records mean.
+# PipelineConfig.from_record applies them; config *files* (partial settings) do not. The Java
+# core keeps the same table (android_stub PipelineConfig.RECORDED_BEFORE; tests compare them).
+_RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5}
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,7 @@ class PipelineConfig:
         Length of the smoothing buffer (300 ms in the thesis).
     gravity_ms : float
         Length of the gravity-estimation buffer (500 ms in the thesis, §3.4).
-    orientation : {"auto", "rotvec", "ahrs", "mizell", "linear", "vertical"}
+    orientation : str, one of :data:`ORIENTATIONS`
         How device-frame dynamic acceleration is put in the Earth frame. ``rotvec``: the recorded
         rotation vector (the thesis's method). ``linear``: rotate the phone's linear-acceleration
         stream. ``mizell``: accelerometer only, vertical and horizontal components. ``ahrs``: an
@@ -100,11 +107,8 @@ class PipelineConfig:
     step_context_gap_s: float = 1.5
 
     def __post_init__(self):
-        choices = {
-            "smoothing": ("time", "count", "none"),
-            "orientation": ("auto", "rotvec", "ahrs", "mizell", "linear", "vertical"),
-            "segmentation": ("pattern", "sliding"),
-        }
+        choices = {"smoothing": get_args(Smoothing), "orientation": ORIENTATIONS,
+                   "segmentation": get_args(Segmentation)}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"PipelineConfig.{name} must be one of {allowed}, got {getattr(self, name)!r}")
@@ -142,6 +146,49 @@ class PipelineConfig:
         if self.smoothing == "time" and self.rate_hz is None:
             return min(self.max_gap_s, self.smooth_ms / 1e3)
         return self.max_gap_s
+
+    def agree(self, given: "PipelineConfig | Mapping[str, Any]") -> "PipelineConfig":
+        """The configuration to run a model trained with this one, after checking ``given`` agrees.
+
+        A model's windows and features are those of its training configuration, so replay,
+        evaluation and export run it with that configuration; what a caller asks for may differ
+        only in :data:`READ_ONLY_FIELDS` (how files are read), which it then sets.
+
+        Parameters
+        ----------
+        given : PipelineConfig or mapping
+            A whole configuration, or only the fields a user set (``--config`` and flags).
+
+        Returns
+        -------
+        PipelineConfig
+            This configuration with ``given``'s read-only fields.
+
+        Raises
+        ------
+        ValueError
+            When ``given`` differs in a field that changes windows or features, listing each such
+            field with both values.
+
+        Examples
+        --------
+        >>> trained = PipelineConfig(rate_hz=30, orientation="rotvec")
+        >>> trained.agree({"orientation": "rotvec", "max_gap_s": 1.0}) == trained.replace(max_gap_s=1.0)
+        True
+        >>> trained.agree({"rate_hz": 50})
+        Traceback (most recent call last):
+        ...
+        ValueError: the model was trained with another front end (rate_hz: model 30, given 50), ...
+        """
+        given = given.to_dict() if isinstance(given, PipelineConfig) else dict(given)
+        ours = self.to_dict()
+        diffs = [f"{k}: model {ours[k]!r}, given {v!r}" for k, v in given.items()
+                 if k not in READ_ONLY_FIELDS and ours[k] != v]
+        if diffs:
+            raise ValueError(f"the model was trained with another front end ({'; '.join(diffs)}), so its windows and "
+                             "features would not match its training set; leave those settings out (a model runs with "
+                             "its own configuration) or retrain with them")
+        return self.replace(**{k: v for k, v in given.items() if k in READ_ONLY_FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -5,9 +5,10 @@ import itertools
 from pathlib import Path
 from typing import Iterable
 
+from ._atomic import atomic_write
 from ._csv_format import LogFormatError, steps_path
 from ._csv_read import iter_log_chunks, read_log
-from ._csv_write import _atomic_write, write_log
+from ._csv_write import write_log
 from ._parquet import is_parquet, write_parquet_chunks
 
 __all__ = ["convert_log"]
@@ -76,7 +77,7 @@ def _copy_steps(src: Path, dst: Path) -> None:
     if source.resolve() == target.resolve():  # walk.csv -> walk.parquet share walk.steps.csv
         return
     if source.exists():
-        data = source.read_bytes()
-        _atomic_write(target, lambda raw: raw.write(data))
+        with atomic_write(target) as tmp:
+            tmp.write_bytes(source.read_bytes())
     elif target.exists():
         target.unlink()

@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from ._atomic import atomic_write
 from ._csv_format import _FLOAT_FIELDS, _GROUPS, _META_PREFIX, steps_path
 from ._log import SensorLog
 
-__all__ = ["write_log", "new_file_mode"]
+__all__ = ["write_log"]
 
 
 
@@ -34,36 +33,6 @@ def _json_default(obj):
     if isinstance(obj, np.generic):
         return obj.item()
     raise TypeError(f"meta value {obj!r} of type {type(obj).__name__} is not JSON-serialisable")
-
-
-def new_file_mode() -> int:
-    """The permission bits ``open(path, "w")`` would give a new file under the current umask.
-
-    ``tempfile.mkstemp`` creates files 0600 whatever the umask; a file renamed into place must get
-    the mode the user expects from any other program instead.
-    """
-    mask = os.umask(0)  # the only way to read the umask is to set it; put it straight back
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _atomic_write(path: Path, write) -> None:
-    """Call ``write(binary_file)`` on a temporary file beside ``path``, then rename it over ``path``.
-
-    The rename is atomic on one filesystem, so readers see the old file or the new one, never half.
-    The file gets the mode of a new file under the user's umask (:func:`new_file_mode`).
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, new_file_mode())
-        with os.fdopen(fd, "wb") as raw:
-            write(raw)
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def write_log(log: SensorLog, path: str | Path, *, compresslevel: int = 1) -> Path:
@@ -137,9 +106,11 @@ def write_log(log: SensorLog, path: str | Path, *, compresslevel: int = 1) -> Pa
 
         write_parquet_chunks([log], path, log.meta)
     else:
-        _atomic_write(path, write_main)
+        with atomic_write(path) as tmp, open(tmp, "wb") as raw:
+            write_main(raw)
     if log.steps is not None:
-        _atomic_write(sidecar, write_steps)
+        with atomic_write(sidecar) as tmp, open(tmp, "wb") as raw:
+            write_steps(raw)
     elif sidecar.exists():
         sidecar.unlink()
     return path

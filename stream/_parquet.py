@@ -26,9 +26,10 @@ from typing import Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._atomic import atomic_write
 from ._csv_format import LogFormatError
 from ._csv_parse import _arrow_types, _check_columns, _Header
-from ._csv_write import _atomic_write, _columns_of, _json_default
+from ._csv_write import _columns_of, _json_default
 from ._log import SensorLog
 
 __all__ = ["PARQUET_SUFFIX", "is_parquet", "parquet_header", "parquet_batches", "write_parquet_chunks"]
@@ -131,7 +132,7 @@ def write_parquet_chunks(chunks: Iterable[SensorLog], path: str | Path, meta: di
     path = Path(path)
     metadata = {_META_KEY: json.dumps(dict(meta), sort_keys=True, allow_nan=False, default=_json_default)}
 
-    def write(raw):
+    with atomic_write(path) as tmp, open(tmp, "wb") as raw:
         writer = None
         try:
             for chunk in chunks:
@@ -149,6 +150,4 @@ def write_parquet_chunks(chunks: Iterable[SensorLog], path: str | Path, meta: di
         finally:
             if writer is not None:
                 writer.close()
-
-    _atomic_write(path, write)
     return path

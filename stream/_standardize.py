@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._config import PipelineConfig
+from ._config import ORIENTATION_METHODS, PipelineConfig
 
 from ._buffer_mean import CausalBufferMean
 from ._log import SensorLog
@@ -38,9 +38,7 @@ from ._orientation import (
     vertical_rotate_one,
 )
 
-__all__ = ["Standardized", "Standardizer", "standardize", "resolve_orientation", "ORIENTATION_METHODS"]
-
-ORIENTATION_METHODS = ("rotvec", "ahrs", "vertical", "linear", "mizell")
+__all__ = ["Standardized", "Standardizer", "standardize", "resolve_orientation"]
 
 
 def resolve_orientation(config: PipelineConfig, log: SensorLog) -> str:

@@ -345,3 +345,38 @@ def test_a_configuration_without_step_context_sends_none(java, tmp_path):
     javacore.write_raw(simulate(minutes=1, seed=4), tmp_path / "log.bin")
     got = java.run(tmp_path / "config.json", "auto", 50.0, tmp_path / "log.bin", tmp_path / "out")
     assert got.error is None and got.steps > 20 and got.step_context is None
+
+
+# ------------------------------------------------------------------------------------------------
+# the Java core's copies of Python constants (read from the source: no JDK needed)
+
+_JAVA_CONFIG = Path(__file__).resolve().parents[1] / "android_stub/core/src/main/java/org/stairsense/core/PipelineConfig.java"
+
+
+def _java_constant(name: str) -> str:
+    import re
+
+    match = re.search(rf"\b{name}\s*=\s*(?:Map\.of|Arrays\.asList)\((.*?)\);", _JAVA_CONFIG.read_text(), re.S)
+    assert match, f"{name} not found in {_JAVA_CONFIG}"
+    return match.group(1)
+
+
+def _java_literals(text: str) -> list:
+    import ast
+
+    return list(ast.literal_eval(f"[{text}]"))
+
+
+def test_java_config_constants_match_python():
+    """The keys, the recorded-before values and the orientation methods the Java core checks
+    model metadata with are Python's (a drift silently misreads or refuses models)."""
+    import dataclasses
+
+    from stairsense.stream import ORIENTATIONS
+    from stairsense.stream._config import _RECORDED_BEFORE
+
+    assert _java_literals(_java_constant("KEYS")) == [f.name for f in dataclasses.fields(PipelineConfig)]
+    pairs = _java_literals(_java_constant("RECORDED_BEFORE"))
+    assert dict(zip(pairs[::2], pairs[1::2])) == _RECORDED_BEFORE
+    java_orientations = _java_literals(_java_constant("ORIENTATIONS"))
+    assert set(java_orientations) == set(ORIENTATIONS) - {"ahrs"}  # the core has no Madgwick filter (README)

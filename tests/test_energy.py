@@ -392,3 +392,12 @@ def test_cli_estimate_from_an_exported_model_and_log(komd_graph, tmp_path, capsy
     assert main_report["config"]["orientation"] == "rotvec" and set(main_report["stage_mah"]) == set(STAGES)
     assert main_report["stage_mah"]["inference"] > 0 and plot.stat().st_size > 0
     assert sum(main_report["day_s"].values()) == pytest.approx(86400)  # the log's own mix over 24 h
+    # The trained model's file is read by the same rule and priced by the graph its fp32 export runs.
+    from stairsense.models import save_model
+
+    model_path = save_model(model, tmp_path / "stairs.model")
+    assert main(["energy", "--model", str(model_path), "--log", str(log_path), "--rate", "30", "--json"]) == 0
+    trained = json.loads(capsys.readouterr().out)["reports"]["configuration"]
+    assert trained["workload"]["inference"]["macs"] == main_report["workload"]["inference"]["macs"] > 0
+    assert main(["energy", "--model", str(model_path), "--rate", "50"]) == 2
+    assert "rate_hz: model 30, given 50" in capsys.readouterr().err

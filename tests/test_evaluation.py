@@ -141,3 +141,15 @@ def test_unknown_classifier_and_grid_are_named():
         make_classifier("svm")
     with pytest.raises(ValueError, match="unknown grid size"):
         default_grid("knn", "huge")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stair_counts_and_scores_match_scikit_learn(seed):
+    """The one STAIR scoring (cross-validation, ``evaluate --model`` and the budget optimiser)."""
+    from stairsense.models import stair_counts
+
+    rng = np.random.default_rng(seed)
+    truth, pred = rng.random(200) < 0.3, rng.random(200) < 0.4
+    p, r, f1, _ = precision_recall_fscore_support(truth, pred, average="binary", zero_division=0)
+    assert stair_scores(stair_counts(pred, truth)) == pytest.approx((p, r, f1))
+    assert stair_scores(stair_counts(np.zeros(5, bool), np.zeros(5, bool))) == (0.0, 0.0, 0.0)

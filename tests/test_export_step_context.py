@@ -154,3 +154,20 @@ def test_a_file_exported_before_step_context_means_step_context_0(tmp_path):
     assert old.config.step_context == 0 and old.n_step_context == 0
     np.testing.assert_array_equal(old.decision_windows(samples, offsets),
                                   OnnxStairModel(path).decision_windows(samples, offsets))
+
+
+def test_the_trained_model_takes_windows_as_the_exported_one_does(model, heldout, tmp_path):
+    """``StairstepModel.predict_windows`` is ``OnnxStairModel.predict_windows``'s call, computing the
+    features itself: equal to ``predict`` on the feature rows."""
+    samples, offsets, context = heldout
+    X = np.hstack([window_features(samples.astype(np.float64), offsets), context])
+    np.testing.assert_array_equal(model.predict_windows(samples, offsets, step_context=context), model.predict(X))
+    np.testing.assert_array_equal(model.decision_windows(samples, offsets, context), model.decision_function(X))
+    onnx_model = OnnxStairModel(export_model(model, tmp_path / "stairs.onnx", validation=heldout).path)
+    assert np.mean(onnx_model.predict_windows(*heldout) == model.predict_windows(*heldout)) >= 0.995
+    with pytest.raises(ValueError, match="36 step-context features per window"):
+        model.predict_windows(samples, offsets)
+    with pytest.raises(ValueError, match=r"step_context must have shape"):
+        model.predict_windows(samples, offsets, context[1:])
+    with pytest.raises(ValueError, match="3 columns per row"):
+        model.predict_windows(np.hstack([samples, samples]), offsets, context)

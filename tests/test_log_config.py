@@ -49,3 +49,37 @@ def test_config_round_trip_and_validation(tmp_path):
     path.write_text('{"rate": 30}')
     with pytest.raises(ValueError, match=r"c.json: unknown PipelineConfig keys \['rate'\]"):
         PipelineConfig.from_file(path)
+
+
+def test_every_orientation_is_accepted_everywhere_one_is_named():
+    """The orientation methods are one constant: the configuration, the standardizer, every
+    command-line choice and the energy model's sensor sets all take each of them."""
+    from stairsense.cli import build_parser
+    from stairsense.export.energy import streams_for
+    from stairsense.stream import ORIENTATION_METHODS, ORIENTATIONS
+
+    assert ORIENTATIONS == ("auto", *ORIENTATION_METHODS)
+    parser = build_parser()
+    for method in ORIENTATIONS:
+        assert PipelineConfig(orientation=method).orientation == method
+        for command in (["replay", "x.csv"], ["train", "d", "--out", "m"], ["evaluate", "d"]):
+            assert parser.parse_args([*command, "--orientation", method]).orientation == method
+    for method in ORIENTATION_METHODS:
+        assert streams_for(method)
+        assert parser.parse_args(["energy", "--orientation", method]).orientation == method
+    assert parser.parse_args(["energy", "optimise", "--data", "d", "--budget", "1", "--orientations", *ORIENTATION_METHODS]).orientations == list(
+        ORIENTATION_METHODS)
+    with pytest.raises(ValueError, match="orientation"):
+        PipelineConfig(orientation="compass")
+
+
+def test_agree_takes_the_models_configuration_and_the_callers_read_options():
+    trained = PipelineConfig(rate_hz=30, orientation="rotvec", step_context=0)
+    assert trained.agree({}) == trained
+    assert trained.agree({"rate_hz": 30.0, "max_gap_s": 2.0}) == trained.replace(max_gap_s=2.0)
+    assert trained.agree(trained.replace(max_gap_s=2.0)) == trained.replace(max_gap_s=2.0)
+    with pytest.raises(ValueError, match=r"another front end \(rate_hz: model 30, given 50; orientation: model "
+                                         r"'rotvec', given 'ahrs'\).*leave those settings out"):
+        trained.agree({"rate_hz": 50, "orientation": "ahrs", "max_gap_s": 2.0})
+    with pytest.raises(ValueError, match=r"step_context: model 0, given 5"):
+        trained.agree(PipelineConfig(rate_hz=30, orientation="rotvec"))

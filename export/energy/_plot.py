@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stairsense.stream import atomic_write
+
 from ._model import STAGES, EnergyReport
 
 __all__ = ["plot_breakdown"]
@@ -18,7 +20,7 @@ def plot_breakdown(reports: dict[str, EnergyReport], path, title: str = "") -> P
     reports : dict of label → EnergyReport
         In display order; all on the same profile and day.
     path : str or Path
-        Output ``.png``; written to a temporary file and renamed.
+        Output ``.png``; written atomically (:func:`stairsense.stream.atomic_write`).
     """
     import matplotlib
 
@@ -47,8 +49,7 @@ def plot_breakdown(reports: dict[str, EnergyReport], path, title: str = "") -> P
     ax.set_ylim(0, max(bottoms) * 1.12 if max(bottoms) > 0 else 1)
     plt.setp(ax.get_xticklabels(), rotation=15, ha="right", fontsize=8)
     fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp.png")
-    fig.savefig(tmp, dpi=110)
+    with atomic_write(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
-    tmp.replace(path)
     return path

@@ -8,7 +8,8 @@ It lives in ``models/`` (not in the top ``stairsense`` package) because it only 
 features and the configuration type, and the export layer above must load it; it is its own
 sub-package because it is an application of the MKL family, not a learning algorithm.
 """
-from ._evaluation import CLASSIFIERS, PROTOCOLS, CVResult, default_grid, evaluate_protocol, make_classifier, stair_scores
+from ._evaluation import (CLASSIFIERS, PROTOCOLS, CVResult, default_grid, evaluate_protocol, make_classifier, stair_counts,
+                          stair_scores)
 from ._invariant import RestrictedSelector, heading_invariant_mask
 from ._model import (
     MODEL_FORMAT,
@@ -41,6 +42,7 @@ __all__ = [
     "make_classifier",
     "default_grid",
     "stair_scores",
+    "stair_counts",
     "PROTOCOLS",
     "CLASSIFIERS",
 ]

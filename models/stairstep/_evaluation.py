@@ -36,6 +36,7 @@ __all__ = [
     "make_classifier",
     "default_grid",
     "stair_scores",
+    "stair_counts",
     "CVResult",
     "evaluate_protocol",
 ]
@@ -202,8 +203,15 @@ def _fit_count(estimator, params, X, y, train, test, pos_label):
     return model.predict(X[test]) == pos_label
 
 
-def _counts(pred, truth):
-    """STAIR (tp, fp, fn) of boolean decisions against boolean truth."""
+def stair_counts(pred, truth) -> np.ndarray:
+    """STAIR ``(tp, fp, fn)`` of boolean decisions against boolean truth (:func:`stair_scores`
+    turns them into precision, recall and F1).
+
+    Examples
+    --------
+    >>> stair_counts(np.array([True, True, False, False]), np.array([True, False, True, False])).tolist()
+    [1, 1, 1]
+    """
     return np.array([np.sum(pred & truth), np.sum(pred & ~truth), np.sum(~pred & truth)])
 
 
@@ -356,7 +364,7 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
         inner_splits = [inner(train) for train, _ in outer]
         jobs = [(p, tr, te) for splits in inner_splits for p in candidates for tr, te in splits]
         preds = _run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} inner grid", **kw)
-        counts = iter(_counts(pred, y[te] == pos_label) for pred, (_, _, te) in zip(preds, jobs))
+        counts = iter(stair_counts(pred, y[te] == pos_label) for pred, (_, _, te) in zip(preds, jobs))
         inner_f1 = np.array([[np.mean([stair_scores(next(counts))[2] for _ in splits]) for _ in candidates]
                              for splits in inner_splits])
         best = [candidates[int(np.argmax(row))] for row in inner_f1]
@@ -366,7 +374,7 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
 
     jobs = [(p, tr, te) for p, (tr, te) in zip(best, outer)]
     preds = _run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} outer folds", **kw)
-    counts = np.array([_counts(pred, y[te] == pos_label) for pred, (_, te) in zip(preds, outer)])
+    counts = np.array([stair_counts(pred, y[te] == pos_label) for pred, (_, te) in zip(preds, outer)])
     held_out = np.full(y.size, -1, dtype=np.int8)
     for pred, (_, te) in zip(preds, outer):
         held_out[te] = pred

@@ -24,7 +24,6 @@ import io
 import json
 import os
 import pickle
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
@@ -34,8 +33,8 @@ import sklearn
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features import WindowRows, make_feature_scaler
-from stairsense.stream import READ_ONLY_FIELDS, PipelineConfig, new_file_mode
+from stairsense.features import N_FEATURES, STEP_CONTEXT_NAMES, WindowRows, make_feature_scaler
+from stairsense.stream import PipelineConfig, atomic_write
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
 from ._estimator_state import UnsafeStateError, estimator_from_state, estimator_to_state, pack_arrays, unpack_arrays
@@ -174,7 +173,7 @@ class StairstepModel:
         (a model file's header) and is read with :meth:`PipelineConfig.from_record`, so one
         recorded before a field existed means what it meant then (no ``step_context``: 0).
     feature_names : sequence of str
-        Names of the input columns (``stairsense.features.feature_names_for(config)``).
+        Names of the input columns (``stairsense.pipeline.feature_names_for(config)``).
     summary : dict, optional
         Training provenance (see :meth:`train`); must be JSON-serialisable.
 
@@ -257,17 +256,6 @@ class StairstepModel:
             )
         return X
 
-    def predict_windows(self, samples, offsets, step_context=None) -> np.ndarray:
-        """Labels (1 = STAIR) of ragged windows of standardized samples, as the exported model's
-        ``predict_windows``: window w is ``samples[offsets[w]:offsets[w + 1]]``, ``step_context`` its
-        36 step-context features when the configuration has them. The features are
-        :meth:`~stairsense.features.WindowRows.features`, the columns the model was trained on."""
-        rows = WindowRows(np.asarray(samples, np.float64), np.asarray(offsets), step_context, None, None)
-        if (step_context is None) != (self.config.step_context == 0):
-            raise ValueError(f"this model's configuration has step_context={self.config.step_context}: give "
-                             "predict_windows step_context rows exactly when it is > 0")
-        return self.predict(rows.features())
-
     def predict(self, X) -> np.ndarray:
         """Labels of windows (1 = STAIR), delegated to the fitted pipeline."""
         return self.pipeline.predict(self._check_width(X))
@@ -276,37 +264,61 @@ class StairstepModel:
         """KOMD scores f(x) − θ of windows (≥ 0 means STAIR), delegated to the fitted pipeline."""
         return self.pipeline.decision_function(self._check_width(X))
 
-    def check_config(self, config: PipelineConfig | None = None) -> PipelineConfig:
-        """The configuration to replay with: the model's own, after checking ``config`` agrees.
+    def window_rows(self, samples, offsets, step_context=None) -> np.ndarray:
+        """The feature rows of windows given as standardized samples, as the exported graph computes
+        them: the Table 12.1 features of each 3-column block, then the step-context rows.
 
         Parameters
         ----------
-        config : PipelineConfig or None
-            The configuration a caller intends to use. ``None`` accepts the model's.
+        samples, offsets : array-like of shape (N, 3) or (N, 6) (Mizell), and of int, shape (W + 1,)
+            The standardized samples of all windows, window w being ``samples[offsets[w]:offsets[w + 1]]``.
+        step_context : array-like of shape (W, 36), optional
+            Row w holds window w's :data:`~stairsense.features.STEP_CONTEXT_NAMES` features;
+            required when the configuration has ``step_context > 0``, refused otherwise.
 
         Returns
         -------
-        PipelineConfig
-            The training configuration, with the caller's read-only settings (``max_gap_s``).
-
-        Raises
-        ------
-        ValueError
-            When ``config`` differs in a field that changes windows or features, listing each
-            field with both values.
+        ndarray of shape (W, len(feature_names))
         """
-        if config is None:
-            return self.config
-        ours, theirs = self.config.to_dict(), config.to_dict()
-        diffs = [f"{k}: model {ours[k]!r}, given {theirs[k]!r}" for k in ours
-                 if k not in READ_ONLY_FIELDS and ours[k] != theirs[k]]
-        if diffs:
-            raise ValueError(
-                "the replay configuration differs from the one this model was trained with, so its windows "
-                f"and features would not match the training set ({'; '.join(diffs)}); leave those settings "
-                "out (the model's own configuration is the default) or retrain with the new one"
-            )
-        return self.config.replace(**{k: theirs[k] for k in READ_ONLY_FIELDS})
+        n_context = len(STEP_CONTEXT_NAMES) if self.config.step_context else 0
+        n_blocks, rest = divmod(len(self.feature_names) - n_context, N_FEATURES)
+        if rest or not n_blocks:
+            raise ValueError(f"this model takes {len(self.feature_names)} features that are not Table 12.1 window "
+                             "features; call predict(X) with its feature rows")
+        samples = np.asarray(samples, dtype=np.float64)
+        offsets = np.asarray(offsets, dtype=np.intp)
+        if samples.ndim != 2 or samples.shape[1] != 3 * n_blocks:
+            raise ValueError(f"this model takes standardized samples with {3 * n_blocks} columns per row (config "
+                             f"orientation={self.config.orientation!r}); got shape {samples.shape}")
+        if not n_context:
+            if step_context is not None:
+                raise ValueError("this model takes no step-context features (its configuration has step_context=0); "
+                                 "call it without step_context")
+            return WindowRows(samples, offsets, None, None, None).features()
+        if step_context is None:
+            raise ValueError(f"this model takes {n_context} step-context features per window: pass step_context=(W, "
+                             f"{n_context}) rows (stairsense.features.step_context_features of the kept windows, in order)")
+        rows = np.asarray(step_context, dtype=np.float64)
+        if rows.shape != (offsets.size - 1, n_context):
+            raise ValueError(f"step_context must have shape ({offsets.size - 1}, {n_context}), one row per window; "
+                             f"got {rows.shape}")
+        return WindowRows(samples, offsets, rows, None, None).features()
+
+    def predict_windows(self, samples, offsets, step_context=None) -> np.ndarray:
+        """Labels (1 = STAIR) of windows given as standardized samples: ``predict`` on
+        :meth:`window_rows`, the same call as the exported model's
+        (:meth:`stairsense.export.OnnxStairModel.predict_windows`)."""
+        return self.predict(self.window_rows(samples, offsets, step_context))
+
+    def decision_windows(self, samples, offsets, step_context=None) -> np.ndarray:
+        """KOMD scores (≥ 0 means STAIR) of windows given as standardized samples; arguments as
+        :meth:`window_rows`."""
+        return self.decision_function(self.window_rows(samples, offsets, step_context))
+
+    def check_config(self, config: PipelineConfig | None = None) -> PipelineConfig:
+        """The configuration to replay with: the model's own, after checking ``config`` agrees
+        (:meth:`PipelineConfig.agree`; ``None`` accepts the model's)."""
+        return self.config if config is None else self.config.agree(config)
 
     def header(self) -> dict[str, Any]:
         """The JSON-serialisable description written at the head of a saved file."""
@@ -369,23 +381,10 @@ def save_model(model: StairstepModel, path: str | os.PathLike) -> Path:
         **model.header(),
         "estimator": estimator,
     }
-    _write_atomically(path, json.dumps(header, sort_keys=True).encode("utf-8") + b"\n", payload)
+    with atomic_write(path) as tmp, open(tmp, "wb") as f:
+        f.write(json.dumps(header, sort_keys=True).encode("utf-8") + b"\n")
+        f.write(payload)
     return path
-
-
-def _write_atomically(path: Path, head: bytes, payload: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        os.fchmod(fd, new_file_mode())  # mkstemp's 0600 would outlive the rename: follow the umask
-        with os.fdopen(fd, "wb") as f:
-            f.write(head)
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_model_header(path: str | os.PathLike) -> tuple[dict, int]:

@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The front-end configuration a model was trained with: mirrors {@code stairsense/config.py}
+ * The front-end configuration a model was trained with: mirrors {@code stream/_config.py}
  * ({@code PipelineConfig}), spec donini-easymkl-komd-climbtheworld-admm §3.2–§3.5.
  *
  * <p>A phone never builds one by hand: {@link ModelMetadata#configOf} reads it from the exported
@@ -28,7 +28,8 @@ public final class PipelineConfig {
 
     /**
      * Keys added after configurations were first recorded in model files, with the value that
-     * reproduces what a record without them meant (Python's {@code PipelineConfig.from_record}):
+     * reproduces what a record without them meant (Python's {@code _RECORDED_BEFORE}, read by
+     * {@code PipelineConfig.from_record}; tests/test_android_parity.py compares the two):
      * a model exported before the step context took the 79 Table 12.1 features only.
      */
     static final Map<String, Object> RECORDED_BEFORE = Map.of("step_context", 0.0, "step_context_gap_s", 1.5);

@@ -1,0 +1,123 @@
+"""Writing a file atomically: readers see the old file or the new one, never half of one.
+
+Every file stairsense writes (logs, models, exports, plots, caches, the server's admin token)
+goes through :func:`atomic_write`, so a failure, Ctrl-C or ``kill`` mid-write leaves the previous
+file as it was and no temporary file behind.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import tempfile
+import threading
+from pathlib import Path
+
+__all__ = ["atomic_write", "new_file_mode"]
+
+
+def new_file_mode() -> int:
+    """The permission bits ``open(path, "w")`` would give a new file under the current umask.
+
+    ``tempfile.mkstemp`` creates files 0600 whatever the umask; a file renamed into place must get
+    the mode the user expects from any other program instead.
+    """
+    mask = os.umask(0)  # the only way to read the umask is to set it; put it straight back
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived during a write (a BaseException, like KeyboardInterrupt: no ``except
+    Exception`` may swallow it)."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """Turn SIGTERM into :class:`_Terminated` for the block, so ``finally`` clauses run.
+
+    Python's default SIGTERM ends the process without unwinding. Only the main thread may set
+    handlers; elsewhere, and when SIGTERM is ignored, nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous == signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    except _Terminated:
+        # Cleaned up: hand the signal to whoever had it (by default it ends the process, as if
+        # we had never intercepted it).
+        signal.signal(signal.SIGTERM, previous)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _fsync_path(path, flags=os.O_RDONLY) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_write(path, *, mode: int | None = None):
+    """Write ``path`` through a temporary file beside it, renamed over ``path`` when the block ends.
+
+    The block receives the temporary file's path and writes it by any means (``open``,
+    ``savefig``, ``onnx.save_model`` ...). When the block succeeds the file is flushed to disk
+    (``fsync``), given its mode and renamed over ``path`` (atomic on one filesystem), and the
+    folder is synced so the rename survives a power cut. When the block raises, or the process
+    gets SIGINT or SIGTERM meanwhile, the temporary file is removed and ``path`` is untouched.
+
+    Parameters
+    ----------
+    path : str or Path
+        The destination; its folder must exist.
+    mode : int, optional
+        Permission bits of the written file; default :func:`new_file_mode` (the umask's). Pass
+        ``0o600`` for a secret: the temporary file is private from the start.
+
+    Yields
+    ------
+    Path
+        The temporary file: unique in ``path``'s folder, its name ending in ``path``'s suffix
+        (ONNX Runtime and matplotlib choose the format by it).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with atomic_write(Path(d) / "note.txt") as tmp:
+    ...         _ = tmp.write_text("hello")
+    ...     print((Path(d) / "note.txt").read_text(), sorted(p.name for p in Path(d).iterdir()))
+    hello ['note.txt']
+    """
+    path = Path(path)
+    with _sigterm_raises():
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
+        tmp = Path(name)
+        try:
+            try:
+                os.fchmod(fd, new_file_mode() if mode is None else mode)
+            finally:
+                os.close(fd)
+            yield tmp
+            _fsync_path(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    _fsync_path(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
