@@ -325,7 +325,6 @@ def test_foreign_and_truncated_ort_models_are_refused(exported, tmp_path):
 
 def test_runtime_input_errors(exported):
     onnx_model = OnnxStairModel(exported["fp32"].path)
-    assert onnx_model.wants_samples
     with pytest.raises(TypeError, match="predict_windows"):
         onnx_model.predict(np.zeros((1, 79)))
     with pytest.raises(ValueError, match="3 columns"):
