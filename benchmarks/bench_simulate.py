@@ -25,7 +25,7 @@ from _common import markdown_table, median_time, python_stdout, write_results
 from stairsense.stream import simulate_chunks
 
 # The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
-MEASURES = ("stream/simulate/", "stream/_csv_write.py")
+MEASURES = ("stream/simulate/", "stream/io/_csv_write.py", "stream/io/_atomic.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "simulate.md"
 RATE_HZ = 50.0
 

@@ -35,9 +35,15 @@ def _learner(path) -> dict | None:
 def cmd_serve(args) -> int:
     import uvicorn
 
-    from stairsense.serve import DEFAULT_LEARNER, ServeConfig
-    from stairsense.serve._engine import bootstrap_admin, n_features_of
-    from stairsense.serve._factory import ENV_VARIABLE, app_from_env, open_store
+    from stairsense.serve import (
+        DEFAULT_LEARNER,
+        ENV_VARIABLE,
+        ServeConfig,
+        app_from_env,
+        bootstrap_admin,
+        n_features_of,
+        open_store,
+    )
 
     if args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
@@ -69,7 +75,7 @@ def cmd_serve(args) -> int:
         print(f"stairsense serve: {info['url']} (API docs {info['docs']}), store {args.store}{created}", flush=True)
     os.environ[ENV_VARIABLE] = json.dumps({"store": args.store, "config": asdict(config),
                                            "max_body_bytes": args.max_body_bytes})
-    target = "stairsense.serve._factory:app_from_env" if args.workers > 1 else app_from_env()
+    target = "stairsense.serve:app_from_env" if args.workers > 1 else app_from_env()
     uvicorn.run(target, factory=args.workers > 1, host=args.host, port=args.port, workers=args.workers,
                 log_level=args.log_level, access_log=args.access_log)
     return 0

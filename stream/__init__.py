@@ -10,13 +10,26 @@ from ._config import ORIENTATION_METHODS, ORIENTATIONS, READ_ONLY_FIELDS, Pipeli
 from ._buffer_mean import CausalBufferMean, causal_buffer_mean
 from ._frontend import FrontEnd, FrontEndResult, run_front_end
 from ._fusion import with_virtual_sensors
-from ._csv_format import LOG_SUFFIXES, LogFormatError, steps_path
-from ._csv_read import iter_log_chunks, read_log, read_segments, read_steps
-from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport, RepairAction
-from ._atomic import atomic_write, new_file_mode
-from ._csv_write import write_log
-from ._convert import convert_log
-from ._import import ImportReport, import_log, parse_mapping
+from .io import (
+    LOG_SUFFIXES,
+    REPAIRS,
+    ImportReport,
+    LogFormatError,
+    LogRepairedWarning,
+    ReadReport,
+    RepairAction,
+    atomic_write,
+    convert_log,
+    import_log,
+    iter_log_chunks,
+    new_file_mode,
+    parse_mapping,
+    read_log,
+    read_segments,
+    read_steps,
+    steps_path,
+    write_log,
+)
 from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_dir, uci_hapt_experiments
 from ._log import STAIR_ACTIVITIES, STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 from ._orientation import MadgwickOrientation, mizell_components, quat_to_matrix, rotate_by_quaternion

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import stairsense.stream._csv_format as csv_format
-import stairsense.stream._csv_order as csv_order
-import stairsense.stream._csv_parse as csv_parse
-import stairsense.stream._csv_read as csv_read
-import stairsense.stream._csv_report as csv_report
-import stairsense.stream._csv_write as csv_write
+import stairsense.stream.io._csv_format as csv_format
+import stairsense.stream.io._csv_order as csv_order
+import stairsense.stream.io._csv_parse as csv_parse
+import stairsense.stream.io._csv_read as csv_read
+import stairsense.stream.io._csv_report as csv_report
+import stairsense.stream.io._csv_write as csv_write
 from stairsense.stream import (
     LogFormatError,
     LogRepairedWarning,

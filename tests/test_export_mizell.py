@@ -28,5 +28,5 @@ def test_mizell_model_exports_with_parity(tmp_path):
     expected = model.predict(rows.features())
     got = onnx_model.predict_windows(rows.samples, rows.offsets, step_context=rows.step_context)
     np.testing.assert_array_equal(got, expected)
-    samples = result.standardized.samples[index]
-    np.testing.assert_array_equal(model.predict_windows(samples, offsets, step_context=X[:, 158:]), expected)
+    np.testing.assert_array_equal(model.predict_windows(rows.samples, rows.offsets, step_context=rows.step_context),
+                                  expected)

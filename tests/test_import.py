@@ -143,6 +143,6 @@ def test_cli_import_with_a_toml_mapping_then_replay(tmp_path, capsys):
 def test_doctests():
     import doctest
 
-    import stairsense.stream._import as module
+    import stairsense.stream.io._import as module
 
     assert doctest.testmod(module).failed == 0

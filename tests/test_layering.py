@@ -1,9 +1,13 @@
-"""Data flows one way: stream < features < models < export < stairsense (README "Layout").
+"""Data flows one way: stream < features < models < export < serve < stairsense (README "Layout").
 
-Every ``.py`` file of the five top packages is parsed with :mod:`ast` (nothing is imported, so an
+Every ``.py`` file of the top packages is parsed with :mod:`ast` (nothing is imported, so an
 import inside a function counts too). A module may import from its own layer or a lower one, and
 from another top package only through public names: no ``_module`` in the path and no ``_name``
 imported. Inside one top package (sub-packages included) private imports are fine.
+
+Two rooms are closed further (:data:`ONLY_FROM`): the server (``stairsense.serve``) is imported by
+the command line only, and the log files (``stairsense.stream.io``) by nothing else in ``stream``
+but its ``__init__``: the front-end stages read arrays, never files.
 """
 from __future__ import annotations
 
@@ -18,9 +22,17 @@ TOP_PACKAGES = {
     "features": ("stairsense.features", 1),
     "models": ("stairsense.models", 2),
     "export": ("stairsense.export", 3),
-    "stairsense": ("stairsense", 4),
+    "stairsense": ("stairsense", 5),
 }
 _LAYER = dict(TOP_PACKAGES.values())
+_LAYER["stairsense.serve"] = 4  # a folder of stairsense/, and a layer of its own
+
+#: Closed room -> (the part of the tree the rule covers, the modules or packages there that may
+#: import the room). The package ``__init__`` of the covered part re-exports and may import it too.
+ONLY_FROM = {
+    "stairsense.serve": ("stairsense", ("stairsense.serve", "stairsense.cli", "stairsense._cli_serve")),
+    "stairsense.stream.io": ("stairsense.stream", ("stairsense.stream.io",)),
+}
 
 
 def _module_name(path: Path, root: Path) -> tuple[str, bool]:
@@ -40,6 +52,20 @@ def _top_of(module: str) -> str:
     if len(parts) >= 2 and f"stairsense.{parts[1]}" in _LAYER:
         return f"stairsense.{parts[1]}"
     return "stairsense"
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _closed_room_violation(source: str, is_package: bool, target: str) -> str | None:
+    """Why ``source`` may not import ``target`` under :data:`ONLY_FROM`, or None."""
+    for room, (covered, allowed) in ONLY_FROM.items():
+        if not _within(target, room) or not _within(source, covered) or (is_package and source == covered):
+            continue
+        if not any(_within(source, a) for a in allowed):
+            return f"only {', '.join(allowed)} may import {room}"
+    return None
 
 
 def _is_private(name: str) -> bool:
@@ -78,7 +104,10 @@ def layering_violations(root: Path) -> list[str]:
             for line, target, names, text in _imports(tree, module, is_package):
                 target_top = _top_of(target)
                 where = f"{path.relative_to(root)}:{line}: {text}"
-                if _LAYER[target_top] > _LAYER[source_top]:
+                closed = _closed_room_violation(module, is_package, target)
+                if closed:
+                    found.append(f"{where} -- {closed}")
+                elif _LAYER[target_top] > _LAYER[source_top]:
                     found.append(f"{where} -- {source_top} (layer {_LAYER[source_top]}) imports the higher "
                                  f"layer {target_top} (layer {_LAYER[target_top]})")
                 elif target_top != source_top:
@@ -109,8 +138,13 @@ def test_checker_catches_bad_imports(tmp_path):
         "from stairsense.stream import read_log\n"  # public, lower layer: allowed
     )
     (tmp_path / "features" / "x.py").write_text("import stairsense.export\n")
+    (tmp_path / "stairsense" / "pipeline.py").write_text("from stairsense.serve import make_app\n")
+    (tmp_path / "stream" / "_frontend.py").write_text("from .io import read_log\n")
+    (tmp_path / "stairsense" / "_cli_serve.py").write_text("from stairsense.serve import make_app\n")  # allowed
     found = layering_violations(tmp_path)
-    assert len(found) == 4, found
+    assert len(found) == 6, found
+    assert any(f.startswith("stairsense/pipeline.py:1:") and "may import stairsense.serve" in f for f in found)
+    assert any(f.startswith("stream/_frontend.py:1:") and "may import stairsense.stream.io" in f for f in found)
     assert any(f.startswith("stream/_csv.py:1:") and "higher" in f for f in found)
     assert any(f.startswith("models/sub/_m.py:2:") and "['_csv']" in f for f in found)
     assert any(f.startswith("models/sub/_m.py:3:") and "['_private']" in f for f in found)

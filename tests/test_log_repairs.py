@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import stairsense.stream._csv_parse as csv_parse
+import stairsense.stream.io._csv_parse as csv_parse
 from stairsense import PipelineConfig
 from stairsense.pipeline import replay
 from stairsense.stream import (

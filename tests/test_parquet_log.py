@@ -60,7 +60,7 @@ def test_replay_of_parquet_equals_replay_of_csv(full_log, tmp_path):
 
 
 def _table(log, **changes):
-    from stairsense.stream._csv_write import _columns_of
+    from stairsense.stream.io._csv_write import _columns_of
 
     columns = {**_columns_of(log), **changes}
     return pa.table({k: v for k, v in columns.items() if v is not None})

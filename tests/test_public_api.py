@@ -8,6 +8,7 @@ SUBPACKAGES = [
     "stairsense",
     "stairsense.stream",
     "stairsense.stream.simulate",
+    "stairsense.stream.io",
     "stairsense.features",
     "stairsense.models",
     "stairsense.models.mkl",

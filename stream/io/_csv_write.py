@@ -11,7 +11,7 @@ import pyarrow.csv as pacsv
 
 from ._atomic import atomic_write
 from ._csv_format import _FLOAT_FIELDS, _GROUPS, _META_PREFIX, steps_path
-from ._log import SensorLog
+from .._log import SensorLog
 
 __all__ = ["write_log"]
 

@@ -30,7 +30,7 @@ from ._atomic import atomic_write
 from ._csv_format import LogFormatError
 from ._csv_parse import _arrow_types, _check_columns, _Header
 from ._csv_write import _columns_of, _json_default
-from ._log import SensorLog
+from .._log import SensorLog
 
 __all__ = ["PARQUET_SUFFIX", "is_parquet", "parquet_header", "parquet_batches", "write_parquet_chunks"]
 

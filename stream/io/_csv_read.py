@@ -12,12 +12,12 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ._config import PipelineConfig
+from .._config import PipelineConfig
 from ._csv_format import _FLOAT_FIELDS, _GROUPS, LogFormatError, steps_path
 from ._csv_order import _deduped, _ordered, _sorted_block, _trimmed_startup
 from ._csv_parse import _blocks, _Block, _Header, _iter_batches, _open_text, _read_header
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport
-from ._log import SensorLog, StepTruth
+from .._log import SensorLog, StepTruth
 from ._parquet import is_parquet, parquet_batches, parquet_header
 
 __all__ = ["iter_log_chunks", "read_log", "read_segments", "read_steps"]

@@ -29,7 +29,7 @@ import pyarrow.csv as pacsv
 
 from ._csv_format import _GROUPS, _KNOWN, _META_PREFIX, LogFormatError
 from ._csv_report import ReadReport
-from ._log import STANDARD_GRAVITY, Activity
+from .._log import STANDARD_GRAVITY, Activity
 
 # Median |acc| of any real recording with gravity included is ~9.8 m/s² or ~1 g; 4 splits the two
 # with a wide margin on both sides (even free fall and hard running keep the median far from it).

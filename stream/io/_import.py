@@ -37,7 +37,7 @@ import pyarrow.csv as pacsv
 
 from ._csv_format import _GROUPS
 from ._csv_parse import _UNITS_SPLIT
-from ._log import STANDARD_GRAVITY, Activity, SensorLog
+from .._log import STANDARD_GRAVITY, Activity, SensorLog
 
 __all__ = ["ImportReport", "parse_mapping", "import_log"]
 
