@@ -45,14 +45,14 @@ from stairsense.export.energy import (  # noqa: E402
     parse_day,
     plot_breakdown,
 )
-from stairsense._energy_optimise import price  # noqa: E402  (the optimiser's pricing step; not public API)
+from stairsense.export.energy import price  # noqa: E402  (the optimiser's pricing step)
 from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E402
 from stairsense.stream import Activity, simulate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 # The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).
 # Log-file readers (`:!` excludes them) are not measured: this benchmark reads no log file.
-MEASURES = ("export/", "stream/", ":!stream/io/", "features/", "models/mkl/", "models/stairstep/", "stairsense/_energy_optimise.py",
+MEASURES = ("export/", "stream/", ":!stream/io/", "features/", "models/mkl/", "models/stairstep/", "export/energy/_optimise.py",
             "stairsense/_cli_energy.py", "stairsense/_train.py", "stairsense/pipeline.py")
 RESULTS = ROOT / "results"
 THESIS = PipelineConfig(rate_hz=30, orientation="rotvec", smoothing="time", segmentation="pattern", step_context=0)
@@ -253,7 +253,7 @@ def _label(c) -> str:
 
 def where_time_goes(lines, cache: Path):
     """One front end, old path and protocol beside the new, CPU time in this process."""
-    from stairsense._energy_optimise import (
+    from stairsense.export.energy import (
         Protocol,
         SearchSpace,
         evaluate_front_end,

@@ -163,10 +163,114 @@ def cmd_profiles(args) -> int:
     return 0
 
 
-def cmd_optimise(args) -> int:
-    from ._energy_optimise import run_optimise
+def add_optimise_arguments(p) -> None:
+    from stairsense.export.energy import DEFAULT_DAY, Protocol, SearchSpace
+    from stairsense.stream import ORIENTATION_METHODS
 
-    return run_optimise(args)
+    p.add_argument("--budget", required=True, help="battery budget, e.g. '1%%/day'")
+    p.add_argument("--data", nargs="+", required=True, metavar="DATA",
+                   help="labelled recordings: a UCI HAPT RawData folder or labelled canonical logs")
+    p.add_argument("--profile", default="nexus-2012", help="device profile name or JSON file (default nexus-2012)")
+    p.add_argument("--day", default=DEFAULT_DAY, help=f"day description (default {DEFAULT_DAY!r})")
+    grid = SearchSpace()
+    p.add_argument("--rates", nargs="+", type=float, default=list(grid.rates), metavar="HZ",
+                   help=f"sampling rates to search (default {' '.join(f'{r:g}' for r in grid.rates)})")
+    p.add_argument("--orientations", nargs="+", choices=ORIENTATION_METHODS,
+                   default=list(grid.orientations), help=f"default {' '.join(grid.orientations)}")
+    p.add_argument("--segmentations", nargs="+", choices=["pattern", "sliding"], default=list(grid.segmentations),
+                   help="default pattern sliding")
+    p.add_argument("--smoothings", nargs="+", choices=["time", "count", "none"], default=list(grid.smoothings),
+                   help="default time none")
+    p.add_argument("--k", nargs="+", type=int, default=list(grid.feature_counts), metavar="K",
+                   help=f"EasyMKL feature counts (default {' '.join(map(str, grid.feature_counts))})")
+    p.add_argument("--precisions", nargs="+", choices=["fp32", "fp16", "int8"], default=list(grid.precisions),
+                   help="default fp32 fp16 int8")
+    p.add_argument("--subjects", nargs="+", metavar="ID",
+                   help="evaluate on these subjects only (the --quick mode's subset; default all)")
+    p.add_argument("--quick", action="store_true",
+                   help="6 subjects (1 3 5 6 7 8 of UCI HAPT) and k in 3 10 30 79 (576 configurations): a fraction "
+                        "of the full run's time")
+    protocol = Protocol()
+    p.add_argument("--folds", type=int, default=protocol.n_folds,
+                   help=f"leave-subjects-out folds (GroupKFold; default {protocol.n_folds})")
+    p.add_argument("--max-train", type=int, default=protocol.max_train,
+                   help=f"training windows per fold, stratified (default {protocol.max_train})")
+    p.add_argument("--landmarks", type=int, default=protocol.n_landmarks, metavar="N",
+                   help=f"KOMD support-vector budget, as stairsense train --landmarks (default {protocol.n_landmarks}; "
+                        "0 = exact KOMD)")
+    p.add_argument("--n-jobs", type=int, default=-1,
+                   help="processes for the recordings' fusion and the front-end evaluations (default -1: every core)")
+    p.add_argument("--cache", default=str(Path.home() / ".cache" / "stairsense" / "energy"),
+                   help="cache folder (default ~/.cache/stairsense/energy)")
+    p.add_argument("--out", default="best.json", help="the best configuration under the budget (default best.json)")
+    p.add_argument("--plot", metavar="PNG", help="Pareto plot of F1 vs %% battery per day")
+    p.add_argument("--seed", type=int, default=0, help="seed of the training subsample (default 0)")
+    p.add_argument("--json", action="store_true", help="print the front and the choice as JSON")
+
+
+def cmd_optimise(args) -> int:
+    from stairsense.export.energy import (
+        Protocol,
+        SearchSpace,
+        best_under,
+        evaluate_all,
+        load_profile,
+        pareto_front,
+        parse_budget,
+        parse_day,
+        plot_front,
+        price,
+        write_best,
+    )
+
+    from ._train import load_labelled_logs
+
+    budget = parse_budget(args.budget)
+    profile = load_profile(args.profile)
+    day = parse_day(args.day)
+    subjects = args.subjects
+    if args.quick and not subjects:
+        subjects = ["1", "3", "5", "6", "7", "8"]
+    if args.quick and args.k == list(SearchSpace().feature_counts):
+        args.k = [3, 10, 30, 79]
+    subjects = [int(s) if str(s).isdigit() else s for s in subjects] if subjects else None
+    if any(k < 1 for k in args.k):
+        raise ValueError(f"--k values must be >= 1, got {args.k}")
+    space = SearchSpace(tuple(args.rates), tuple(args.orientations), tuple(args.segmentations), tuple(args.smoothings),
+                        tuple(args.k), tuple(args.precisions))
+    progress = not args.json and sys.stderr.isatty()
+    if args.folds < 2 or args.max_train < 2 or args.landmarks < 0 or args.n_jobs == 0:
+        raise ValueError(f"--folds and --max-train must be >= 2, --landmarks >= 0 and --n-jobs not 0; got --folds "
+                         f"{args.folds} --max-train {args.max_train} --landmarks {args.landmarks} --n-jobs {args.n_jobs}")
+    protocol = Protocol(args.folds, args.max_train, args.landmarks or None, args.seed)
+    records, stats = evaluate_all(args.data, space, Path(args.cache), load_labelled_logs, subjects=subjects,
+                                  protocol=protocol, n_jobs=args.n_jobs, progress=progress)
+    candidates = price(records, profile, day)
+    front = pareto_front(candidates)
+    best = best_under(candidates, budget)
+    out = write_best(best, args.out, profile=profile.name, budget=budget, day=day)
+    if args.plot:
+        plot_front(candidates, front, best, budget, args.plot,
+                   f"{len(candidates)} configurations on {profile.name}, day '{args.day}'; F1 leave-subjects-out on "
+                   f"{'subjects ' + ' '.join(map(str, subjects)) if subjects else 'all subjects'}")
+    payload = {"budget_percent_per_day": budget, "profile": profile.name, "configurations": len(candidates),
+               "cache": stats, "pareto_front": [vars(c) for c in front], "best": vars(best), "out": str(out),
+               "plot": args.plot}
+    if args.json:
+        print(json.dumps(payload, indent=2))
+        return 0
+    print(f"{len(candidates)} configurations ({stats['cached']} front ends from the cache, {stats['computed']} "
+          f"computed in {stats['wall_s']:.0f} s, {stats['cpu_s']:.0f} CPU-s) on {profile.name}; day: {args.day}")
+    print(f"{'%/day':>8} {'mAh/day':>8} {'F1':>6}  configuration")
+    for c in front:
+        mark = "  <- best under budget" if c is best else ""
+        print(f"{c.percent_per_day:8.3f} {c.mah_per_day:8.1f} {c.f1:6.3f}  {c.label()}{mark}")
+    print(f"best under {budget:g}%/day: {best.label()} (F1 {best.f1:.3f}, {best.percent_per_day:.3f}%/day)")
+    print(f"wrote {out} (stairsense train DATA --config {out} --out m.model; stairsense export m.model --config {out} "
+          f"--out m.onnx)")
+    if args.plot:
+        print(f"wrote {args.plot}")
+    return 0
 
 
 def add_parser(subparsers) -> None:
@@ -220,7 +324,5 @@ def add_parser(subparsers) -> None:
                                        "labelled recordings (cached per front-end configuration), battery from the "
                                        "energy model. Writes the Pareto table and plot and the best configuration "
                                        "under the budget as a file train/export accept.")
-    from ._energy_optimise import add_optimise_arguments
-
     add_optimise_arguments(q)
     q.set_defaults(func=cmd_optimise)

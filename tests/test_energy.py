@@ -251,7 +251,7 @@ def test_finding_4_paller_nexus_one_wake_lock_sampling(rate_hz):
 
 # --- the budget optimiser -------------------------------------------------------------------------
 def test_pareto_front_and_budget_choice_against_brute_force():
-    from stairsense._energy_optimise import Candidate, best_under, pareto_front
+    from stairsense.export.energy import Candidate, best_under, pareto_front
 
     rng = np.random.default_rng(3)
     config = PipelineConfig(rate_hz=30, orientation="rotvec").to_dict()
@@ -308,7 +308,7 @@ def test_optimise_cli_writes_front_and_a_config_train_accepts(labelled_logs, tmp
 def test_fold_models_equal_pipelines_fitted_from_scratch(n_landmarks):
     """The optimiser fits the scaler and EasyMKL ranking once per fold and KOMD per k; that must be
     the very model ``make_stairstep_pipeline(k)`` fits from scratch (exact and Nyström KOMD)."""
-    from stairsense._energy_optimise import KOMD_GAMMA, KOMD_LAM, _fold_models
+    from stairsense.export.energy._optimise import KOMD_GAMMA, KOMD_LAM, _fold_models
 
     data = window_dataset([simulate(minutes=2, rate_hz=30, seed=60 + s) for s in range(2)], THESIS)
     for k, model in _fold_models(THESIS, data.X, data.y, data.feature_names, [3, 10, 79], n_landmarks):
@@ -327,7 +327,7 @@ def test_shared_front_end_work_equals_each_configuration_on_its_own(people):
     """``front_end_data`` resamples once per rate and standardizes once per (rate, orientation,
     smoothing) for both segmentations; the windows, features, labels and replay counts must be
     exactly those of ``window_dataset`` and ``measure_logs_windows`` run per configuration."""
-    from stairsense._energy_optimise import front_end_data
+    from stairsense.export.energy import front_end_data
     from stairsense.export.energy import measure_logs_windows
 
     configs = [PipelineConfig(rate_hz=r, orientation=o, segmentation=g, smoothing=m)
@@ -348,14 +348,16 @@ def test_grouped_optimiser_gives_the_per_configuration_records(people, tmp_path)
     matched back to their cache keys in completion order) gives each configuration the F1, windows
     and counts that evaluating it on its own gives. One process here (worker start-up would add
     ~15 s to the suite); the benchmark's cold run is the 2-process run."""
-    from stairsense._energy_optimise import Protocol, SearchSpace, evaluate_all, evaluate_front_end
+    from stairsense._train import load_labelled_logs
+    from stairsense.export.energy import Protocol, SearchSpace, evaluate_all, evaluate_front_end
     from stairsense.stream import read_log, write_log
 
     paths = [str(write_log(log, tmp_path / f"person{i}.csv.gz")) for i, log in enumerate(people)]
     space = SearchSpace(rates=(20.0,), orientations=("rotvec",), segmentations=("pattern", "sliding"),
                         smoothings=("time", "none"), feature_counts=(3, 10), precisions=("fp32", "int8"))
     protocol = Protocol(n_folds=3, max_train=200, n_landmarks=30)
-    records, stats = evaluate_all(paths, space, tmp_path / "cache", protocol=protocol, n_jobs=1, progress=False)
+    records, stats = evaluate_all(paths, space, tmp_path / "cache", load_labelled_logs, protocol=protocol, n_jobs=1,
+                                  progress=False)
     assert stats["computed"] == 4 and stats["cpu_s"] > 0
     logs = [read_log(p) for p in paths]
     for config, record in zip(space.front_ends(), records):

@@ -3,10 +3,28 @@
 Device profiles (``profiles/*.json``, every number with its source) × a workload measured from a
 replay, the stage code and the exported ONNX graph (:func:`measure_workload`) × a day →
 :func:`estimate` gives the charge per pipeline stage. The budget optimiser searches
-configurations for the best F1 under a battery budget (``stairsense energy optimise``, which
-composes this model with training and lives in ``stairsense._energy_optimise``).
+configurations for the best F1 under a battery budget (``stairsense energy optimise``,
+:mod:`._optimise`): leave-subjects-out F1 of each configuration on labelled recordings, priced by
+this model.
 """
 from ._model import DEFAULT_DAY, STAGES, EnergyReport, estimate, parse_day
+from ._optimise import (
+    Candidate,
+    Protocol,
+    SearchSpace,
+    best_under,
+    evaluate_all,
+    evaluate_front_end,
+    evaluate_front_ends,
+    evaluate_windows,
+    front_end_data,
+    load_recordings,
+    pareto_front,
+    parse_budget,
+    plot_front,
+    price,
+    write_best,
+)
 from ._plot import plot_breakdown
 from ._profile import DeviceProfile, load_profile, profile_names
 from ._workload import (
@@ -50,4 +68,19 @@ __all__ = [
     "DEFAULT_DAY",
     "plot_breakdown",
     "selected_features",
+    "SearchSpace",
+    "Protocol",
+    "Candidate",
+    "front_end_data",
+    "evaluate_windows",
+    "evaluate_front_end",
+    "evaluate_front_ends",
+    "evaluate_all",
+    "load_recordings",
+    "price",
+    "pareto_front",
+    "best_under",
+    "write_best",
+    "plot_front",
+    "parse_budget",
 ]

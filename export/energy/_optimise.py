@@ -1,8 +1,8 @@
 """Budget optimiser: the most accurate configuration whose battery cost stays under a budget.
 
-It composes training, evaluation and the energy model (:mod:`stairsense.export.energy`), so it
-lives in the top layer beside ``pipeline.py`` (DESIGN.md: the energy model sits in ``export/``;
-what ties it to training and evaluation on recordings sits here).
+It composes the window rows of labelled recordings, the stair-step classifier, the export's
+rounded weights and the energy model of this package; the recordings come from a loader the caller
+gives (the command line passes ``stairsense train``'s, so the optimiser reads what ``train`` reads).
 
 Search space (issue 11): sampling rate × orientation method × segmentation × smoothing (the
 *front end*) × EasyMKL feature count × export precision. Accuracy is a leave-subjects-out F1 on
@@ -34,24 +34,24 @@ from pathlib import Path
 
 import numpy as np
 
-from stairsense.export.energy import (
-    DEFAULT_DAY,
+from stairsense.stream import ORIENTATION_METHODS, PipelineConfig, atomic_write
+
+from ._model import estimate
+from ._workload import (
     ActivityCounts,
     InferenceCost,
     StageCosts,
     Workload,
-    estimate,
+    add_up_counts,
+    count_windows,
     inference_cost,
-    load_profile,
     measure_logs_windows,
     measure_stage_costs,
-    parse_day,
 )
-from stairsense.models import stair_counts, stair_scores
-from stairsense.stream import ORIENTATION_METHODS, PipelineConfig, atomic_write
 
 __all__ = ["SearchSpace", "Protocol", "Candidate", "front_end_data", "evaluate_windows", "evaluate_front_end",
-           "evaluate_front_ends", "pareto_front", "parse_budget", "run_optimise", "add_optimise_arguments"]
+           "evaluate_front_ends", "evaluate_all", "load_recordings", "price", "pareto_front", "best_under",
+           "write_best", "plot_front", "parse_budget"]
 
 # Bump when anything that changes cached results changes.
 _CACHE_VERSION = 2
@@ -136,9 +136,11 @@ def recordings_key(fingerprint: str, subjects) -> str:
     return hashlib.sha256(f"{fingerprint}|{sorted(subjects) if subjects else 'all'}".encode()).hexdigest()[:16]
 
 
-def load_recordings(paths, subjects, cache_dir: Path, fingerprint: str, progress: bool = False, n_jobs: int = 1):
-    """Labelled logs of ``subjects`` with virtual rotation-vector and linear-acceleration streams
-    (Madgwick fusion, as ``stairsense train`` adds them), cached on disk after the first run.
+def load_recordings(paths, subjects, cache_dir: Path, fingerprint: str, load_logs, progress: bool = False,
+                    n_jobs: int = 1):
+    """Labelled logs of ``subjects`` (``load_logs(paths)``) with virtual rotation-vector and
+    linear-acceleration streams (Madgwick fusion, as ``stairsense train`` adds them), cached on
+    disk after the first run.
 
     The fusion is a per-sample filter (most of a cold start: ~2 CPU-s per UCI HAPT recording),
     so the recordings are fused in ``n_jobs`` processes. Returns ``(logs, cpu_seconds)``.
@@ -146,15 +148,13 @@ def load_recordings(paths, subjects, cache_dir: Path, fingerprint: str, progress
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
-    from ._train import load_labelled_logs
-
     cache_dir.mkdir(parents=True, exist_ok=True)
     cache = cache_dir / f"recordings-{recordings_key(fingerprint, subjects)}.pkl"
     if cache.is_file():
         with open(cache, "rb") as f:
             return pickle.load(f), 0.0
     started = time.process_time()
-    logs = load_labelled_logs(paths)
+    logs = load_logs(paths)
     if subjects:
         logs = [log for log in logs if log.meta.get("subject") in set(subjects)]
         if not logs:
@@ -190,7 +190,6 @@ def front_end_data(logs, configs) -> list[tuple]:
     -------
     list of (WindowDataset, counts, median window), one per configuration, in order.
     """
-    from stairsense.export.energy import add_up_counts, count_windows
     from stairsense.features import WindowDataset
     from stairsense.stream import (
         FrontEndResult,
@@ -226,6 +225,8 @@ def front_end_data(logs, configs) -> list[tuple]:
 
 
 def _f1(y, pred) -> float:
+    from stairsense.models import stair_counts, stair_scores
+
     return stair_scores(stair_counts(pred == 1, y == 1))[2]
 
 
@@ -309,7 +310,7 @@ def evaluate_windows(config: PipelineConfig, data, counts, window: int, feature_
     """
     from sklearn.model_selection import GroupKFold
 
-    from stairsense.export import build_onnx_model
+    from .._export import build_onnx_model
 
     groups = np.asarray([str(g) for g in data.groups])
     n_features = data.X.shape[1]
@@ -347,7 +348,7 @@ def evaluate_front_end(config: PipelineConfig, logs, feature_counts, precisions,
     :func:`stairsense.window_dataset`, its counts from a replay (:func:`measure_logs_windows`).
     The optimiser evaluates configurations that share a standardization together
     (:func:`evaluate_front_ends`); this is the one-configuration form, and their reference."""
-    from stairsense import window_dataset
+    from stairsense.features import window_dataset
 
     return evaluate_windows(config, window_dataset(logs, config), *measure_logs_windows(logs, config),
                             feature_counts, precisions, protocol)
@@ -388,9 +389,10 @@ def _front_ends_job(config_dicts, logs_path, space, protocol):
     return evaluate_front_ends(configs, _WORKER_LOGS[logs_path], space.feature_counts, space.precisions, protocol)
 
 
-def evaluate_all(paths, space: SearchSpace, cache_dir: Path, *, subjects=None, protocol: Protocol = Protocol(),
-                 n_jobs=1, progress=True) -> tuple[list[dict], dict]:
+def evaluate_all(paths, space: SearchSpace, cache_dir: Path, load_logs, *, subjects=None,
+                 protocol: Protocol = Protocol(), n_jobs=1, progress=True) -> tuple[list[dict], dict]:
     """Every front-end record of ``space``, from the disk cache or computed in ``n_jobs`` processes.
+    ``load_logs(paths)`` reads the labelled recordings (:func:`load_recordings`).
 
     The unit of work is a group of front ends that differ only in segmentation (one
     standardization, :func:`evaluate_front_ends`); groups run in parallel and the progress bar
@@ -415,7 +417,8 @@ def evaluate_all(paths, space: SearchSpace, cache_dir: Path, *, subjects=None, p
              "data_sha256": fingerprint, "protocol": protocol.to_dict()}
     worker_cpu = 0.0
     if todo:
-        logs, worker_cpu = load_recordings(paths, subjects, cache_dir, fingerprint, progress=progress, n_jobs=n_jobs)
+        logs, worker_cpu = load_recordings(paths, subjects, cache_dir, fingerprint, load_logs, progress=progress,
+                                           n_jobs=n_jobs)
         logs_path = str(cache_dir / f"recordings-{recordings_key(fingerprint, subjects)}.pkl")
         stats["subjects"] = sorted({str(log.meta.get("subject")) for log in logs})
         del logs  # the workers read the pickle; the parent keeps no copy
@@ -517,96 +520,3 @@ def plot_front(candidates, front, best, budget, path, title) -> None:
     with atomic_write(path) as tmp:
         fig.savefig(tmp, dpi=110)
     plt.close(fig)
-
-
-def add_optimise_arguments(p) -> None:
-    p.add_argument("--budget", required=True, help="battery budget, e.g. '1%%/day'")
-    p.add_argument("--data", nargs="+", required=True, metavar="DATA",
-                   help="labelled recordings: a UCI HAPT RawData folder or labelled canonical logs")
-    p.add_argument("--profile", default="nexus-2012", help="device profile name or JSON file (default nexus-2012)")
-    p.add_argument("--day", default=DEFAULT_DAY, help=f"day description (default {DEFAULT_DAY!r})")
-    grid = SearchSpace()
-    p.add_argument("--rates", nargs="+", type=float, default=list(grid.rates), metavar="HZ",
-                   help=f"sampling rates to search (default {' '.join(f'{r:g}' for r in grid.rates)})")
-    p.add_argument("--orientations", nargs="+", choices=ORIENTATION_METHODS,
-                   default=list(grid.orientations), help=f"default {' '.join(grid.orientations)}")
-    p.add_argument("--segmentations", nargs="+", choices=["pattern", "sliding"], default=list(grid.segmentations),
-                   help="default pattern sliding")
-    p.add_argument("--smoothings", nargs="+", choices=["time", "count", "none"], default=list(grid.smoothings),
-                   help="default time none")
-    p.add_argument("--k", nargs="+", type=int, default=list(grid.feature_counts), metavar="K",
-                   help=f"EasyMKL feature counts (default {' '.join(map(str, grid.feature_counts))})")
-    p.add_argument("--precisions", nargs="+", choices=["fp32", "fp16", "int8"], default=list(grid.precisions),
-                   help="default fp32 fp16 int8")
-    p.add_argument("--subjects", nargs="+", metavar="ID",
-                   help="evaluate on these subjects only (the --quick mode's subset; default all)")
-    p.add_argument("--quick", action="store_true",
-                   help="6 subjects (1 3 5 6 7 8 of UCI HAPT) and k in 3 10 30 79 (576 configurations): a fraction "
-                        "of the full run's time")
-    protocol = Protocol()
-    p.add_argument("--folds", type=int, default=protocol.n_folds,
-                   help=f"leave-subjects-out folds (GroupKFold; default {protocol.n_folds})")
-    p.add_argument("--max-train", type=int, default=protocol.max_train,
-                   help=f"training windows per fold, stratified (default {protocol.max_train})")
-    p.add_argument("--landmarks", type=int, default=protocol.n_landmarks, metavar="N",
-                   help=f"KOMD support-vector budget, as stairsense train --landmarks (default {protocol.n_landmarks}; "
-                        "0 = exact KOMD)")
-    p.add_argument("--n-jobs", type=int, default=-1,
-                   help="processes for the recordings' fusion and the front-end evaluations (default -1: every core)")
-    p.add_argument("--cache", default=str(Path.home() / ".cache" / "stairsense" / "energy"),
-                   help="cache folder (default ~/.cache/stairsense/energy)")
-    p.add_argument("--out", default="best.json", help="the best configuration under the budget (default best.json)")
-    p.add_argument("--plot", metavar="PNG", help="Pareto plot of F1 vs %% battery per day")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training subsample (default 0)")
-    p.add_argument("--json", action="store_true", help="print the front and the choice as JSON")
-
-
-def run_optimise(args) -> int:
-    import sys
-
-    budget = parse_budget(args.budget)
-    profile = load_profile(args.profile)
-    day = parse_day(args.day)
-    subjects = args.subjects
-    if args.quick and not subjects:
-        subjects = ["1", "3", "5", "6", "7", "8"]
-    if args.quick and args.k == list(SearchSpace().feature_counts):
-        args.k = [3, 10, 30, 79]
-    subjects = [int(s) if str(s).isdigit() else s for s in subjects] if subjects else None
-    if any(k < 1 for k in args.k):
-        raise ValueError(f"--k values must be >= 1, got {args.k}")
-    space = SearchSpace(tuple(args.rates), tuple(args.orientations), tuple(args.segmentations), tuple(args.smoothings),
-                        tuple(args.k), tuple(args.precisions))
-    progress = not args.json and sys.stderr.isatty()
-    if args.folds < 2 or args.max_train < 2 or args.landmarks < 0 or args.n_jobs == 0:
-        raise ValueError(f"--folds and --max-train must be >= 2, --landmarks >= 0 and --n-jobs not 0; got --folds "
-                         f"{args.folds} --max-train {args.max_train} --landmarks {args.landmarks} --n-jobs {args.n_jobs}")
-    protocol = Protocol(args.folds, args.max_train, args.landmarks or None, args.seed)
-    records, stats = evaluate_all(args.data, space, Path(args.cache), subjects=subjects, protocol=protocol,
-                                  n_jobs=args.n_jobs, progress=progress)
-    candidates = price(records, profile, day)
-    front = pareto_front(candidates)
-    best = best_under(candidates, budget)
-    out = write_best(best, args.out, profile=profile.name, budget=budget, day=day)
-    if args.plot:
-        plot_front(candidates, front, best, budget, args.plot,
-                   f"{len(candidates)} configurations on {profile.name}, day '{args.day}'; F1 leave-subjects-out on "
-                   f"{'subjects ' + ' '.join(map(str, subjects)) if subjects else 'all subjects'}")
-    payload = {"budget_percent_per_day": budget, "profile": profile.name, "configurations": len(candidates),
-               "cache": stats, "pareto_front": [vars(c) for c in front], "best": vars(best), "out": str(out),
-               "plot": args.plot}
-    if args.json:
-        print(json.dumps(payload, indent=2))
-        return 0
-    print(f"{len(candidates)} configurations ({stats['cached']} front ends from the cache, {stats['computed']} "
-          f"computed in {stats['wall_s']:.0f} s, {stats['cpu_s']:.0f} CPU-s) on {profile.name}; day: {args.day}")
-    print(f"{'%/day':>8} {'mAh/day':>8} {'F1':>6}  configuration")
-    for c in front:
-        mark = "  <- best under budget" if c is best else ""
-        print(f"{c.percent_per_day:8.3f} {c.mah_per_day:8.1f} {c.f1:6.3f}  {c.label()}{mark}")
-    print(f"best under {budget:g}%/day: {best.label()} (F1 {best.f1:.3f}, {best.percent_per_day:.3f}%/day)")
-    print(f"wrote {out} (stairsense train DATA --config {out} --out m.model; stairsense export m.model --config {out} "
-          f"--out m.onnx)")
-    if args.plot:
-        print(f"wrote {args.plot}")
-    return 0
