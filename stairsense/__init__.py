@@ -5,16 +5,15 @@ on-device front end (``replay``, ``window_dataset``, ``front_end``). The stages 
 ``stairsense.stream``, ``stairsense.features``, ``stairsense.models`` and ``stairsense.export``;
 :class:`PipelineConfig` lives in the bottom layer (``stairsense.stream``) and is re-exported here.
 """
-from importlib.metadata import PackageNotFoundError, version
+from stairsense.stream.lazy import lazy_exports as _lazy_exports
 
-from stairsense.stream import PipelineConfig
-
-from .pipeline import ReplayReport, WindowDataset, front_end, match_steps, replay, window_dataset
-
-try:
-    __version__ = version("stairsense")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+# Resolved on first use, so `import stairsense` and `stairsense --help` stay cheap: the CLI imports
+# what each command needs when it runs.
+__getattr__, __dir__ = _lazy_exports(__name__, {
+    "._version": ("__version__",),
+    "stairsense.stream": ("PipelineConfig",),
+    ".pipeline": ("ReplayReport", "WindowDataset", "front_end", "match_steps", "replay", "window_dataset"),
+})
 
 __all__ = [
     "PipelineConfig",
