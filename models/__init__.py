@@ -4,56 +4,24 @@
 and online client–server multi-task learning) and ``stairstep`` (the trained stair-step model and its evaluation
 protocols). Every public name of the sub-packages used by the README is re-exported here.
 """
-from .kernel_machines import (
-    LOSS_NAMES,
-    KernelMachineClassifier,
-    KernelMachineRegressor,
-    KernelMachineSolution,
-    LinearKernel,
-    Loss,
-    PrecomputedKernel,
-    RLS2Classifier,
-    RLS2Path,
-    RLS2Regressor,
-    RLS2Selector,
-    RowOracleKernel,
-    kernel_machine_objective,
-    rls2_path,
-    simplex_least_squares,
-    solve_kernel_machine,
-)
-from .mkl import EasyMKL, EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
-from .multitask import (
-    ADMMMultiTaskClassifier,
-    MTONMKLClassifier,
-    OutputKernelClassifier,
-    OutputKernelRegressor,
-    okl_path,
-    OnlineMultiTaskClassifier,
-    OnlineMultiTaskClient,
-    OnlineMultiTaskLearner,
-    OnlineMultiTaskRegressor,
-    RiverMultiTaskClassifier,
-    RiverMultiTaskRegressor,
-    UnknownEntryError,
-)
-from .stairstep import (
-    CLASSIFIERS,
-    PROTOCOLS,
-    CVResult,
-    ModelFileError,
-    StairstepModel,
-    default_grid,
-    evaluate_protocol,
-    load_model,
-    make_classifier,
-    make_stairstep_pipeline,
-    read_model_header,
-    save_model,
-    stair_counts,
-    stair_scores,
-    upgrade_model_file,
-)
+from stairsense.stream.lazy import lazy_exports as _lazy_exports
+
+# Resolved on first use: the families import scikit-learn, numba and scipy, which a command that
+# only reads or replays logs never needs.
+__getattr__, __dir__ = _lazy_exports(__name__, {
+    ".kernel_machines": ("LOSS_NAMES", "KernelMachineClassifier", "KernelMachineRegressor",
+                         "KernelMachineSolution", "LinearKernel", "Loss", "PrecomputedKernel", "RLS2Classifier",
+                         "RLS2Path", "RLS2Regressor", "RLS2Selector", "RowOracleKernel",
+                         "kernel_machine_objective", "rls2_path", "simplex_least_squares", "solve_kernel_machine"),
+    ".mkl": ("EasyMKL", "EasyMKLSelector", "KOMDClassifier", "NystroemKOMDClassifier"),
+    ".multitask": ("ADMMMultiTaskClassifier", "MTONMKLClassifier", "OutputKernelClassifier",
+                   "OutputKernelRegressor", "okl_path", "OnlineMultiTaskClassifier", "OnlineMultiTaskClient",
+                   "OnlineMultiTaskLearner", "OnlineMultiTaskRegressor", "RiverMultiTaskClassifier",
+                   "RiverMultiTaskRegressor", "UnknownEntryError"),
+    ".stairstep": ("CLASSIFIERS", "PROTOCOLS", "CVResult", "ModelFileError", "StairstepModel", "default_grid",
+                   "evaluate_protocol", "load_model", "make_classifier", "make_stairstep_pipeline",
+                   "read_model_header", "save_model", "stair_counts", "stair_scores", "upgrade_model_file"),
+})
 
 __all__ = [
     "StairstepModel",
@@ -67,8 +35,8 @@ __all__ = [
     "CVResult",
     "make_classifier",
     "default_grid",
-    "stair_scores",
     "stair_counts",
+    "stair_scores",
     "PROTOCOLS",
     "CLASSIFIERS",
     "ADMMMultiTaskClassifier",

@@ -1,22 +1,21 @@
 """stairsense: streaming phone-motion pipeline and stair-step recognition.
 
 The composition layer: ``replay`` runs a log through the on-device pipeline; ``window_dataset``
-(from ``stairsense.features``) turns labelled logs into training rows. The stages live in
-``stairsense.stream``, ``stairsense.features``, ``stairsense.models`` and ``stairsense.export``;
-:class:`PipelineConfig` lives in the bottom layer (``stairsense.stream``) and is re-exported here.
+(from ``stairsense.features``) turns labelled logs into training rows; ``front_end`` is
+``stairsense.stream.run_front_end``. The stages live in ``stairsense.stream``,
+``stairsense.features``, ``stairsense.models`` and ``stairsense.export``; :class:`PipelineConfig`
+lives in the bottom layer (``stairsense.stream``) and is re-exported here.
 """
-from importlib.metadata import PackageNotFoundError, version
+from stairsense.stream.lazy import lazy_exports as _lazy_exports
 
-from stairsense.features import WindowDataset, window_dataset
-from stairsense.stream import PipelineConfig, match_steps
-from stairsense.stream import run_front_end as front_end
-
-from .pipeline import ReplayReport, replay
-
-try:
-    __version__ = version("stairsense")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+# Resolved on first use, so `import stairsense` and `stairsense --help` stay cheap: the CLI imports
+# what each command needs when it runs.
+__getattr__, __dir__ = _lazy_exports(__name__, {
+    "._version": ("__version__",),
+    "stairsense.stream": ("PipelineConfig", "match_steps", "front_end=run_front_end"),
+    "stairsense.features": ("WindowDataset", "window_dataset"),
+    ".pipeline": ("ReplayReport", "replay"),
+})
 
 __all__ = [
     "PipelineConfig",

@@ -12,10 +12,6 @@ import os
 import sys
 import warnings
 
-from stairsense import __version__
-
-from stairsense.stream import LogRepairedWarning
-
 from ._cli_common import cli_advice
 from . import (
     _cli_convert,
@@ -49,13 +45,27 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, reading the installed version only when asked (every other run would pay for it)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from stairsense import __version__
+
+        print(f"stairsense {__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="stairsense",
         description="Replay phone sensor logs through the on-device pipeline, train and export the stair-step "
                     "classifier.",
     )
-    parser.add_argument("--version", action="version", version=f"stairsense {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # Help lists the subcommands in registration order; each module registers its own (BRIEF).
     _cli_simulate.add_parser(sub)
@@ -84,6 +94,8 @@ def main(argv=None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    from stairsense.stream import LogRepairedWarning
+
     prefix = f"stairsense {args.command}"
     try:
         with warnings.catch_warnings():

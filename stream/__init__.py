@@ -1,51 +1,39 @@
 """Sensor logs, readers, dataset loaders, the simulator and the streaming front-end stages.
 
 The bottom layer: it also holds :class:`PipelineConfig`, the front-end configuration every layer
-above shares, so nothing here imports upwards.
+above shares, so nothing here imports upwards. The log files (CSV, Parquet, conversion, import,
+atomic writes) are the sub-package :mod:`.io`.
 
 Every stage has a per-sample form (``push``) and a block form (``process``) over the same state;
 the batch functions are the block form on a fresh stage.
 """
-from ._config import ORIENTATION_METHODS, ORIENTATIONS, READ_ONLY_FIELDS, PipelineConfig, config_file_section
-from ._buffer_mean import CausalBufferMean, causal_buffer_mean
-from ._frontend import FrontEnd, FrontEndResult, run_front_end
-from ._fusion import with_virtual_sensors
-from .io import (
-    LOG_SUFFIXES,
-    REPAIRS,
-    ImportReport,
-    LogFormatError,
-    LogRepairedWarning,
-    ReadReport,
-    RepairAction,
-    atomic_write,
-    convert_log,
-    import_log,
-    iter_log_chunks,
-    new_file_mode,
-    parse_mapping,
-    read_log,
-    read_segments,
-    read_steps,
-    steps_path,
-    write_log,
-)
-from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_dir, uci_hapt_experiments
-from ._log import STAIR_ACTIVITIES, STANDARD_GRAVITY, Activity, SensorLog, StepTruth
-from ._orientation import MadgwickOrientation, mizell_components, quat_to_matrix, rotate_by_quaternion
-from ._resample import Resampler, resample
-from ._segment import (
-    SlidingWindower,
-    StepSegmenter,
-    Window,
-    WindowStatus,
-    WindowTable,
-    match_steps,
-    segment_steps,
-    sliding_windows,
-)
+from .lazy import lazy_exports as _lazy_exports
+
+# ``stairsense.stream.simulate`` is both a sub-package and its function. Bound here, the function
+# wins whatever imports the sub-package later, as the import system sets the attribute only once.
 from .simulate import Person, SensorModel, simulate, simulate_chunks
-from ._standardize import Standardized, Standardizer, resolve_orientation, standardize
+
+# Everything else resolves on first use: the log readers alone would bring in pyarrow.
+__getattr__, __dir__ = _lazy_exports(__name__, {
+    "._config": ("ORIENTATION_METHODS", "ORIENTATIONS", "READ_ONLY_FIELDS", "PipelineConfig", "config_file_section"),
+    "._buffer_mean": ("CausalBufferMean", "causal_buffer_mean"),
+    "._frontend": ("FrontEnd", "FrontEndResult", "run_front_end"),
+    "._fusion": ("with_virtual_sensors",),
+    ".io._atomic": ("atomic_write", "new_file_mode"),
+    ".io._convert": ("convert_log",),
+    ".io._csv_format": ("LOG_SUFFIXES", "LogFormatError", "steps_path"),
+    ".io._csv_read": ("iter_log_chunks", "read_log", "read_segments", "read_steps"),
+    ".io._csv_report": ("REPAIRS", "LogRepairedWarning", "ReadReport", "RepairAction"),
+    ".io._csv_write": ("write_log",),
+    ".io._import": ("ImportReport", "import_log", "parse_mapping"),
+    "._datasets": ("load_oxford", "load_uci_hapt", "oxford_recordings", "uci_hapt_dir", "uci_hapt_experiments"),
+    "._log": ("STAIR_ACTIVITIES", "STANDARD_GRAVITY", "Activity", "SensorLog", "StepTruth"),
+    "._orientation": ("MadgwickOrientation", "mizell_components", "quat_to_matrix", "rotate_by_quaternion"),
+    "._resample": ("Resampler", "resample"),
+    "._segment": ("SlidingWindower", "StepSegmenter", "Window", "WindowStatus", "WindowTable", "match_steps",
+                  "segment_steps", "sliding_windows"),
+    "._standardize": ("Standardized", "Standardizer", "resolve_orientation", "standardize"),
+})
 
 __all__ = [
     "PipelineConfig",

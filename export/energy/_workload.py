@@ -19,10 +19,9 @@ import hashlib
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
-from onnx import numpy_helper, shape_inference
 
 from stairsense.stream import (
     Activity,
@@ -35,6 +34,9 @@ from stairsense.stream import (
     simulate,
     sliding_windows,
 )
+
+if TYPE_CHECKING:  # onnx is imported where a graph is read: the CLI's parser imports this module
+    import onnx
 
 __all__ = [
     "ACTIVITY_CLASSES",
@@ -359,6 +361,9 @@ def count_operations(model: onnx.ModelProto, window_samples: int) -> tuple[int, 
     by_node : dict
         op type → operations (MACs for matrix products).
     """
+    import onnx
+    from onnx import numpy_helper, shape_inference
+
     model = onnx.ModelProto.FromString(model.SerializeToString())
     for value in model.graph.input:
         for dim in value.type.tensor_type.shape.dim:

@@ -3,13 +3,19 @@ atomic writer), conversion between them, and import of other apps' CSV files.
 
 Every name here is re-exported by :mod:`stairsense.stream`.
 """
-from ._atomic import atomic_write, new_file_mode
-from ._convert import convert_log
-from ._csv_format import LOG_SUFFIXES, LogFormatError, steps_path
-from ._csv_read import iter_log_chunks, read_log, read_segments, read_steps
-from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport, RepairAction
-from ._csv_write import write_log
-from ._import import ImportReport, import_log, parse_mapping
+from ..lazy import lazy_exports as _lazy_exports
+
+# Resolved on first use: the Parquet reader and writer bring in pyarrow, which a command that only
+# looks at a file's name never needs.
+__getattr__, __dir__ = _lazy_exports(__name__, {
+    "._atomic": ("atomic_write", "new_file_mode"),
+    "._convert": ("convert_log",),
+    "._csv_format": ("LOG_SUFFIXES", "LogFormatError", "steps_path"),
+    "._csv_read": ("iter_log_chunks", "read_log", "read_segments", "read_steps"),
+    "._csv_report": ("REPAIRS", "LogRepairedWarning", "ReadReport", "RepairAction"),
+    "._csv_write": ("write_log",),
+    "._import": ("ImportReport", "import_log", "parse_mapping"),
+})
 
 __all__ = [
     "atomic_write",

@@ -15,7 +15,7 @@ import numpy as np
 from .._config import PipelineConfig
 from ._csv_format import _FLOAT_FIELDS, _GROUPS, LogFormatError, steps_path
 from ._csv_order import _deduped, _ordered, _sorted_block, _trimmed_startup
-from ._csv_parse import _blocks, _Block, _Header, _iter_batches, _open_text, _read_header
+from ._csv_parse import _blocks, _Block, _column_values, _Header, _iter_batches, _open_text, _read_header
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport
 from .._log import SensorLog, StepTruth
 from ._parquet import is_parquet, parquet_batches, parquet_header
@@ -94,8 +94,8 @@ def read_steps(path: str | Path) -> StepTruth | None:
     if columns != ["t_ns", "kind"]:
         raise LogFormatError(sidecar, 1, f"a steps sidecar has the header 't_ns,kind', got {columns}")
     batches = [b for _, b in _iter_batches(header, 1 << 20)]
-    t = np.concatenate([b.column(0).to_numpy() for b in batches]) if batches else np.zeros(0, np.int64)
-    kind = np.concatenate([b.column(1).to_numpy() for b in batches]) if batches else np.zeros(0, np.int64)
+    t = np.concatenate([_column_values(b.column(0)) for b in batches]) if batches else np.zeros(0, np.int64)
+    kind = np.concatenate([_column_values(b.column(1)) for b in batches]) if batches else np.zeros(0, np.int64)
     if t.size > 1 and np.any(np.diff(t) < 0):
         i = int(np.flatnonzero(np.diff(t) < 0)[0]) + 1
         raise LogFormatError(sidecar, i + 2, "step times must be non-decreasing; sort the file")
