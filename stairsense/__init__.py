@@ -1,7 +1,8 @@
 """stairsense: streaming phone-motion pipeline and stair-step recognition.
 
 The composition layer: ``replay`` runs a log through the on-device pipeline; ``window_dataset``
-(from ``stairsense.features``) turns labelled logs into training rows; ``front_end`` is
+(from ``stairsense.features``) turns labelled logs into training rows; ``evaluate_model`` scores a
+model file on labelled recordings; ``front_end`` is
 ``stairsense.stream.run_front_end``. The stages live in ``stairsense.stream``,
 ``stairsense.features``, ``stairsense.models`` and ``stairsense.export``; :class:`PipelineConfig`
 lives in the bottom layer (``stairsense.stream``) and is re-exported here.
@@ -15,6 +16,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     "stairsense.stream": ("PipelineConfig", "match_steps", "front_end=run_front_end"),
     "stairsense.features": ("WindowDataset", "window_dataset"),
     ".pipeline": ("ReplayReport", "replay"),
+    "._evaluate_model": ("evaluate_model",),
 })
 
 __all__ = [
@@ -25,5 +27,6 @@ __all__ = [
     "WindowDataset",
     "front_end",
     "match_steps",
+    "evaluate_model",
     "__version__",
 ]

@@ -7,6 +7,7 @@ across, and counts what they produce.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -60,6 +61,16 @@ class ReplayReport:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _progress_bar(progress: bool):
+    """A tqdm bar over samples, or a null context: importing tqdm costs ~45 ms that a replay without a bar
+    need not pay."""
+    if not progress:
+        return nullcontext()
+    from tqdm.auto import tqdm
+
+    return tqdm(desc="replay", unit=" samples", unit_scale=True)
 
 
 def _chunks_of(source, config: PipelineConfig, repair, units,
@@ -148,8 +159,6 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     on_windows : callable, optional
         Called with ``(FrontEndResult, chunk)`` after every chunk (used by ``--plot``).
     """
-    from tqdm.auto import tqdm
-
     config = config or PipelineConfig()
     read = ReadReport()
     name, chunks, steps_of = _chunks_of(source, config, repair, units, read)
@@ -162,7 +171,7 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     rejected = np.zeros(len(WindowStatus), dtype=np.int64)
     stair_windows = 0
     first_t = last_t = None
-    with tqdm(desc="replay", unit=" samples", unit_scale=True, disable=not progress) as bar:
+    with _progress_bar(progress) as bar:
         for chunk in chunks:
             if chunk.meta.get("segment", 0) != segment:  # the first chunk, or a new segment after a gap
                 segment = chunk.meta.get("segment", 0)
@@ -196,7 +205,8 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
                     stair_windows += int(np.count_nonzero(np.asarray(decided) == STAIR))
             if on_windows is not None:
                 on_windows(result, chunk)
-            bar.update(len(chunk))
+            if bar is not None:
+                bar.update(len(chunk))
     if first_t is None:
         raise ValueError(f"{name}: no samples to replay (a header but no data lines); check that the recording "
                          "was not truncated")
