@@ -13,7 +13,7 @@ from ._log import SensorLog
 
 __all__ = ["resample", "Resampler"]
 
-_STREAMS = ("acc", "gyro", "rotvec", "linacc", "label")
+_STREAMS = ("acc", "gyro", "rotvec", "linacc", "label", "pressure")
 
 
 def resample(log: SensorLog, rate_hz: float) -> SensorLog:
