@@ -17,6 +17,20 @@ from ._csv_write import new_file_mode, write_log
 from ._convert import convert_log
 from ._import import ImportReport, import_log, parse_mapping
 from ._datasets import load_oxford, load_uci_hapt, oxford_recordings, uci_hapt_dir, uci_hapt_experiments
+from ._placement_datasets import (
+    MOBIFALL_STAIRS_PER_TRIAL,
+    WEDA_RATE_HZ,
+    geotec_recordings,
+    ipin_recordings,
+    load_geotec,
+    load_ipin,
+    load_mobifall,
+    load_placement_recording,
+    load_weda,
+    mobifall_recordings,
+    placement_recordings,
+    weda_recordings,
+)
 from ._log import STAIR_ACTIVITIES, STANDARD_GRAVITY, Activity, SensorLog, StepTruth
 from ._orientation import MadgwickOrientation, mizell_components, quat_to_matrix, rotate_by_quaternion
 from ._resample import Resampler, resample
@@ -64,6 +78,18 @@ __all__ = [
     "uci_hapt_dir",
     "load_oxford",
     "oxford_recordings",
+    "MOBIFALL_STAIRS_PER_TRIAL",
+    "WEDA_RATE_HZ",
+    "mobifall_recordings",
+    "load_mobifall",
+    "weda_recordings",
+    "load_weda",
+    "geotec_recordings",
+    "load_geotec",
+    "ipin_recordings",
+    "load_ipin",
+    "placement_recordings",
+    "load_placement_recording",
     "resample",
     "Resampler",
     "simulate",
