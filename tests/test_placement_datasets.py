@@ -196,3 +196,20 @@ def test_geotec_unknown_label_names_the_line(tmp_path):
                     "0,0,9.8,0,0,0,1000,WALKING\n0,0,9.8,0,0,0,1010,CLIMBING\n")
     with pytest.raises(ValueError, match=r"s01_01_sw.csv:3: label 'CLIMBING' is not one of"):
         load_geotec(path)
+
+
+def test_weda_retimes_to_50_hz_and_drops_samples_past_the_gyroscope(tmp_path):
+    folder = tmp_path / "D03"
+    folder.mkdir()
+    times = [0.0, 0.002, 0.004, 0.103, 0.101, 0.105]  # batched arrival stamps, one step back
+    (folder / "U02_R03_accel.csv").write_text("accel_time_list,accel_x_list,accel_y_list,accel_z_list\n" + "".join(
+        f"{t},{i},0,9.8\n" for i, t in enumerate(times)))
+    (folder / "U02_R03_gyro.csv").write_text("gyro_time_list,gyro_x_list,gyro_y_list,gyro_z_list\n" + "".join(
+        f"{t},{i / 10},0,0\n" for i, t in enumerate(times[:4])))
+    log = load_weda(folder / "U02_R03_accel.csv")
+    assert log.t_ns.tolist() == [0, 20_000_000, 40_000_000, 60_000_000]
+    assert log.acc[:, 0].tolist() == [0, 1, 2, 3] and log.gyro[:, 0].tolist() == [0, 0.1, 0.2, 0.3]
+    assert log.meta["repairs"]["dropped_outside_overlap"] == 2
+    assert log.meta["repairs"]["acc"] == {"retimed_to_hz": 50, "recorded_span_s": 0.105, "repeated": 0,
+                                          "backwards": 1, "backwards_lines": [6]}
+    assert np.all(log.label == Activity.STAIRS) and log.meta["activity_code"] == "D03"
