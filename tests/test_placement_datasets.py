@@ -213,3 +213,20 @@ def test_weda_retimes_to_50_hz_and_drops_samples_past_the_gyroscope(tmp_path):
     assert log.meta["repairs"]["acc"] == {"retimed_to_hz": 50, "recorded_span_s": 0.105, "repeated": 0,
                                           "backwards": 1, "backwards_lines": [6]}
     assert np.all(log.label == Activity.STAIRS) and log.meta["activity_code"] == "D03"
+
+
+@realdata
+def test_train_and_evaluate_read_the_folders_and_replay_reads_one_file(data_dir, capsys):
+    import json
+
+    from stairsense._train import load_labelled_logs
+    from stairsense.cli import main
+
+    stairs = data_dir / "mobifall-pocket" / "sub3" / "ADL" / "STN"
+    wrist = data_dir / "weda-wrist" / "D01" / "U05_R02_accel.csv.gz"
+    logs = load_labelled_logs([stairs, wrist])
+    assert [lg.meta["path"] for lg in logs] == [str(p) for p in mobifall_recordings(stairs)] + [str(wrist)]
+    assert [int(lg.label[0]) for lg in logs] == [Activity.WALKING_DOWNSTAIRS] * 6 + [Activity.WALKING]
+    assert main(["replay", str(stairs / "STN_acc_3_1.txt.gz"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["samples"] == len(logs[0]) and report["windows"] > 5
