@@ -8,7 +8,8 @@ import re
 
 from stairsense.stream import ORIENTATIONS, REPAIRS, PipelineConfig
 
-DATA_HELP = "labelled canonical logs (.csv/.csv.gz with a label column) or a UCI HAPT RawData folder"
+DATA_HELP = ("labelled canonical logs (.csv/.csv.gz with a label column), a UCI HAPT RawData or Oxford step-counter "
+             "folder, or a MobiFall, WEDA-FALL, GeoTecINIT or IPIN 2023 track-3 folder or recording file")
 
 # Configuration flags and the PipelineConfig fields they set.
 _CONFIG_FLAGS = (("rate", "rate_hz"), ("orientation", "orientation"), ("segmentation", "segmentation"),

@@ -27,7 +27,12 @@ def cmd_replay(args) -> int:
     if args.plot and not Path(args.plot).parent.is_dir():
         raise ValueError(f"--plot {args.plot}: folder {Path(args.plot).parent} does not exist; create it first")
     plot = _ReplayPlot(args.plot_seconds) if args.plot else None
-    report = replay(args.log, config, model=model, repair=tuple(args.repair), units=args.units,
+    from stairsense.stream import load_placement_recording, placement_recordings
+
+    source = args.log
+    if placement_recordings(args.log) == [Path(args.log)]:  # a dataset's own file: its loader repairs and labels it
+        source = load_placement_recording(args.log)
+    report = replay(source, config, model=model, repair=tuple(args.repair), units=args.units,
                     progress=not args.json and sys.stderr.isatty(), on_windows=plot)
     if plot is not None:
         plot.save(args.plot, report, config)
@@ -108,7 +113,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("replay", help="run a log through the front end and report windows and steps",
                        description="Stream a canonical log (.csv/.csv.gz) through smoothing, standardization and "
                                    "segmentation exactly as the phone does; with --model, count stair steps.")
-    p.add_argument("log", metavar="LOG", help="canonical sensor log (.csv, .csv.gz or .parquet)")
+    p.add_argument("log", metavar="LOG", help="canonical sensor log (.csv, .csv.gz or .parquet), or one recording "
+                   "file of MobiFall, WEDA-FALL, GeoTecINIT or IPIN 2023 track 3")
     add_config_args(p)
     p.add_argument("--model", metavar="MODEL", help="a model from `stairsense train` (or an exported .onnx)")
     add_read_args(p)

@@ -17,7 +17,9 @@ from stairsense.models import StairstepModel, default_grid, evaluate_protocol, m
 from stairsense.stream import (
     PipelineConfig,
     SensorLog,
+    load_placement_recording,
     load_uci_hapt,
+    placement_recordings,
     read_log,
     read_segments,
     resolve_orientation,
@@ -72,15 +74,18 @@ def _oxford_walking(path: Path) -> list[SensorLog] | None:
 
 def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (), units: str | None = None,
                        max_gap_s: float | None = None, reports: list | None = None) -> list[SensorLog]:
-    """Read labelled recordings: canonical CSV logs with a ``label`` column, UCI HAPT RawData, or
-    Oxford step-counter recordings (level walking, every sample labelled WALKING).
+    """Read labelled recordings: canonical CSV logs with a ``label`` column, UCI HAPT RawData,
+    Oxford step-counter recordings (level walking, every sample labelled WALKING), or MobiFall,
+    WEDA-FALL, GeoTecINIT and IPIN 2023 track-3 recordings (their own labels).
 
     Parameters
     ----------
     paths : iterable of str or Path
         ``.csv`` / ``.csv.gz`` canonical logs, a UCI HAPT ``RawData`` folder (or a folder above
-        it), recognised by its ``labels.txt``, or an Oxford step-counter folder (``optimisation``,
-        its ``data`` folder, or one recording), recognised by ``stepcounter.csv`` files.
+        it), recognised by its ``labels.txt``, an Oxford step-counter folder (``optimisation``,
+        its ``data`` folder, or one recording), recognised by ``stepcounter.csv`` files, or a
+        placement dataset's folder or one of its recording files, recognised by the published file
+        names (:func:`~stairsense.stream.placement_recordings`).
     repair, units, max_gap_s
         How canonical logs are read (:func:`~stairsense.stream.read_log`). With ``"split-gaps"``
         every gap-free segment is a log of its own, keeping its file as the subject (so
@@ -103,13 +108,19 @@ def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (
         if _is_uci(path):
             logs.extend(replace(log, meta={**log.meta, "path": str(path)}) for log in load_uci_hapt(path))
             continue
+        recordings = placement_recordings(path)
+        if recordings:
+            logs.extend(load_placement_recording(p) for p in recordings)
+            continue
         if path.is_dir():
             oxford = _oxford_walking(path)
             if oxford:
                 logs.extend(oxford)
                 continue
-            raise ValueError(f"{path}: a folder but neither UCI HAPT RawData (no labels.txt) nor Oxford step-counter "
-                             "recordings (no stepcounter.csv); pass log files or one of those folders")
+            raise ValueError(f"{path}: a folder but neither UCI HAPT RawData (no labels.txt), Oxford step-counter "
+                             "recordings (no stepcounter.csv), nor MobiFall, WEDA-FALL, GeoTecINIT or IPIN 2023 "
+                             "recordings (no file with their published names); pass log files or one of those "
+                             "folders")
         if not path.exists():
             raise ValueError(f"{path}: no such file")
         repair = tuple(repair)

@@ -19,7 +19,11 @@ STANDARD_GRAVITY = 9.80665
 
 
 class Activity(enum.IntEnum):
-    """Per-sample activity codes; 1–12 are UCI HAPT's own codes, 0 means unlabelled."""
+    """Per-sample activity codes; 1–12 are UCI HAPT's own codes, 0 means unlabelled.
+
+    ``STAIRS`` (13) is on stairs in a direction the recording does not say: WEDA-FALL labels a whole
+    file "walking up and down stairs" (:func:`~stairsense.stream.load_weda`).
+    """
 
     UNLABELLED = 0
     WALKING = 1
@@ -34,10 +38,12 @@ class Activity(enum.IntEnum):
     LIE_TO_SIT = 10
     STAND_TO_LIE = 11
     LIE_TO_STAND = 12
+    STAIRS = 13
 
 
-#: Activities whose windows are labelled STAIR (spec §3.1: both directions are STAIR).
-STAIR_ACTIVITIES = (Activity.WALKING_UPSTAIRS, Activity.WALKING_DOWNSTAIRS)
+#: Activities whose windows are labelled STAIR (spec §3.1: both directions are STAIR, and so are
+#: stairs of unrecorded direction).
+STAIR_ACTIVITIES = (Activity.WALKING_UPSTAIRS, Activity.WALKING_DOWNSTAIRS, Activity.STAIRS)
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,9 @@ class SensorLog:
         Ground-truth step times.
     meta : mapping
         Free-form provenance: ``source``, ``device``, ``placement``, ``rate_hz``, ``subject``, ...
+    pressure : array, shape (n,), optional
+        Air pressure from a barometer, hPa. Last so that positional construction keeps its meaning;
+        the CSV and Parquet formats do not hold it yet.
 
     Notes
     -----
@@ -109,6 +118,7 @@ class SensorLog:
     label: np.ndarray | None = None
     steps: StepTruth | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    pressure: np.ndarray | None = None
 
     def __post_init__(self):
         t = np.ascontiguousarray(self.t_ns, dtype=np.int64)
@@ -132,6 +142,11 @@ class SensorLog:
             if lab.shape != (n,):
                 raise ValueError(f"label must have shape ({n},), got {lab.shape}")
             object.__setattr__(self, "label", lab)
+        if self.pressure is not None:
+            pressure = np.asarray(self.pressure, dtype=np.float64)
+            if pressure.shape != (n,):
+                raise ValueError(f"pressure must have shape ({n},) to match t_ns, got {pressure.shape}")
+            object.__setattr__(self, "pressure", _checked("pressure", pressure[:, None], n, 1)[:, 0])
         object.__setattr__(self, "meta", dict(self.meta))
 
     def __len__(self) -> int:
@@ -165,6 +180,7 @@ class SensorLog:
             rotvec=None if self.rotvec is None else self.rotvec[sl],
             linacc=None if self.linacc is None else self.linacc[sl],
             label=None if self.label is None else self.label[sl],
+            pressure=None if self.pressure is None else self.pressure[sl],
             steps=steps,
         )
 

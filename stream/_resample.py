@@ -11,9 +11,9 @@ import numpy as np
 
 from ._log import SensorLog
 
-__all__ = ["resample", "Resampler"]
+__all__ = ["resample", "Resampler", "values_at"]
 
-_STREAMS = ("acc", "gyro", "rotvec", "linacc", "label")
+_STREAMS = ("acc", "gyro", "rotvec", "linacc", "label", "pressure")
 
 
 def resample(log: SensorLog, rate_hz: float) -> SensorLog:
@@ -116,3 +116,29 @@ class Resampler:
                                           if getattr(log, name) is not None})
         meta = {**log.meta, "rate_hz": self.rate_hz, "resampled_from_hz": log.rate_hz}
         return replace(log, t_ns=t_out, meta=meta, **out)
+
+
+def values_at(t_base: np.ndarray, t: np.ndarray, values: np.ndarray, kind: str = "linear") -> np.ndarray:
+    """One stream's ``values`` (k, w), sampled at ``t``, at the times ``t_base`` inside its span.
+
+    ``kind``: ``"linear"`` interpolates each column; ``"quaternion"`` does so after flipping each
+    quaternion into its predecessor's hemisphere (q and −q are one rotation) and renormalises;
+    ``"hold"`` takes the latest value at or before each time (labels). Never extrapolates: the
+    caller keeps ``t_base`` within ``[t[0], t[-1]]``.
+
+    >>> values_at(np.array([5, 10]), np.array([0, 10]), np.array([[0.0], [2.0]]))
+    array([[1.],
+           [2.]])
+    """
+    if kind == "hold":
+        return values[np.searchsorted(t, t_base, side="right") - 1]
+    if kind == "quaternion":
+        flip = np.concatenate([[1.0], np.sign(np.einsum("ij,ij->i", values[1:], values[:-1]))])
+        flip[flip == 0] = 1.0
+        values = values * np.cumprod(flip)[:, None]
+    elif kind != "linear":
+        raise ValueError(f"kind must be 'linear', 'quaternion' or 'hold', got {kind!r}")
+    out = np.column_stack([np.interp(t_base, t, values[:, j]) for j in range(values.shape[1])])
+    if kind == "quaternion":
+        out /= np.linalg.norm(out, axis=1, keepdims=True)
+    return out

@@ -223,7 +223,7 @@ BAD_FILES = {
     "backwards time": (with_line(3, "5000000,0.1,0.2,9.8"), 5, "goes back"),
     "gap": (with_line(3, "900000000,0.1,0.2,9.8"), 5, "exceeds max_gap_s=0.3"),
     "units are g": ("\n".join([HEADER, "0,0,0,1", "10000000,0,0.01,1"]) + "\n", 2, "looks like g"),
-    "bad label": ("t_ns,ax,ay,az,label\n0,0,0,9.8,1\n10000000,0,0,9.8,13\n", 3, "not an Activity"),
+    "bad label": ("t_ns,ax,ay,az,label\n0,0,0,9.8,1\n10000000,0,0,9.8,99\n", 3, "not an Activity"),
     "empty file": ("", 1, "empty"),
     "unknown column": ("t_ns,ax,ay,az,foo\n0,0,0,9.8,1\n", 1, "unknown column(s) ['foo']"),
     "duplicated column": ("t_ns,ax,ay,az,ax\n0,0,0,9.8,1\n", 1, "repeats column(s) ['ax']"),

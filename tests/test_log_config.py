@@ -26,6 +26,15 @@ def test_log_rejects_misaligned_optional_stream():
         SensorLog(t_ns=[0, 1, 2], acc=np.zeros((3, 3)), rotvec=np.zeros((2, 4)))
 
 
+def test_pressure_is_one_value_per_sample_and_slices_with_the_log():
+    log = SensorLog(t_ns=[0, 1, 2], acc=np.zeros((3, 3)), pressure=[1000.0, 1000.5, 1001.0])
+    assert log.pressure.dtype == np.float64 and log.slice(1, 3).pressure.tolist() == [1000.5, 1001.0]
+    with pytest.raises(ValueError, match=r"pressure must have shape \(3,\)"):
+        SensorLog(t_ns=[0, 1, 2], acc=np.zeros((3, 3)), pressure=np.zeros((3, 1)))
+    with pytest.raises(ValueError, match=r"pressure has a non-finite value at sample 2"):
+        SensorLog(t_ns=[0, 1, 2], acc=np.zeros((3, 3)), pressure=[1000.0, 1000.0, np.nan])
+
+
 def test_slice_keeps_steps_inside_span():
     log = SensorLog(t_ns=np.arange(10) * 10, acc=np.zeros((10, 3)), steps=StepTruth([5, 35, 95], [1, 1, 2]))
     part = log.slice(2, 5)

@@ -34,13 +34,13 @@ def test_matches_brute_force(dts, rate):
     n = t.size
     q = rng.normal(size=(n, 4))
     log = SensorLog(t, rng.normal(size=(n, 3)), gyro=rng.normal(size=(n, 3)), rotvec=q,
-                    label=rng.integers(0, 13, n), steps=StepTruth(t[::2], np.ones(t[::2].size)),
-                    meta={"device": "x"})
+                    label=rng.integers(0, 14, n), steps=StepTruth(t[::2], np.ones(t[::2].size)),
+                    meta={"device": "x"}, pressure=rng.normal(1000, 5, n))
     out = resample(log, rate)
     # Output times: the grid t0 + k / rate (to the nearest ns) up to the last input time.
     grid = [t[0] + round(k * 1e9 / rate) for k in range(10_000) if t[0] + round(k * 1e9 / rate) <= t[-1]]
     assert out.t_ns.tolist() == grid
-    for name in ("acc", "gyro", "rotvec", "label"):
+    for name in ("acc", "gyro", "rotvec", "label", "pressure"):
         np.testing.assert_array_equal(getattr(out, name), brute_force(t, getattr(log, name), grid), err_msg=name)
     assert out.linacc is None
     np.testing.assert_array_equal(out.steps.t_ns, log.steps.t_ns)
@@ -58,13 +58,13 @@ def test_chunked_equals_whole_log(dts, rate, cuts):
     t = np.concatenate([[5_000], 5_000 + np.cumsum(dts)]).astype(np.int64)
     rng = np.random.default_rng(len(dts))
     log = SensorLog(t, rng.normal(size=(t.size, 3)), rotvec=rng.normal(size=(t.size, 4)),
-                    label=rng.integers(0, 13, t.size))
+                    label=rng.integers(0, 14, t.size), pressure=rng.normal(1000, 5, t.size))
     bounds = sorted({0, t.size, *(c for c in cuts if c < t.size)})
     resampler = Resampler(rate)
     parts = [resampler.process(log.slice(a, b)) for a, b in zip(bounds, bounds[1:])]
     whole = resample(log, rate)
     np.testing.assert_array_equal(np.concatenate([p.t_ns for p in parts]), whole.t_ns)
-    for name in ("acc", "rotvec", "label"):
+    for name in ("acc", "rotvec", "label", "pressure"):
         np.testing.assert_array_equal(np.concatenate([getattr(p, name) for p in parts]), getattr(whole, name))
 
 

@@ -59,7 +59,8 @@ __all__ = [
 
 #: The day is described in three activity classes (``--day "16h idle, 6h walking, 10m stairs"``).
 ACTIVITY_CLASSES = ("idle", "walking", "stairs")
-_CLASS_OF = {Activity.WALKING: "walking", Activity.WALKING_UPSTAIRS: "stairs", Activity.WALKING_DOWNSTAIRS: "stairs"}
+_CLASS_OF = {Activity.WALKING: "walking", Activity.WALKING_UPSTAIRS: "stairs", Activity.WALKING_DOWNSTAIRS: "stairs",
+             Activity.STAIRS: "stairs"}
 
 
 def activity_class(codes: np.ndarray) -> np.ndarray:

@@ -38,6 +38,7 @@ import pyarrow.csv as pacsv
 from ._csv_format import _GROUPS
 from ._csv_parse import _UNITS_SPLIT
 from .._log import STANDARD_GRAVITY, Activity, SensorLog
+from .._resample import values_at
 
 __all__ = ["ImportReport", "parse_mapping", "import_log"]
 
@@ -277,25 +278,6 @@ def _ordered_rows(source: _Source, t: np.ndarray, values: np.ndarray, repairs, r
     return t, values
 
 
-def _interpolate(t_base, t, values, targets):
-    """Values of one stream at ``t_base`` (inside its span): linear, quaternions renormalised, labels held."""
-    out = np.empty((t_base.size, values.shape[1]))
-    if targets == ["label"]:
-        idx = np.searchsorted(t, t_base, side="right") - 1
-        return values[idx]
-    if targets == list(_GROUPS["rotvec"]):
-        values = values.copy()
-        # q and -q are one rotation: flip each quaternion into the previous one's hemisphere first.
-        flip = np.concatenate([[1.0], np.sign(np.einsum("ij,ij->i", values[1:], values[:-1]))])
-        flip[flip == 0] = 1.0
-        values *= np.cumprod(flip)[:, None]
-    for j in range(values.shape[1]):
-        out[:, j] = np.interp(t_base, t, values[:, j])
-    if targets == list(_GROUPS["rotvec"]):
-        out /= np.linalg.norm(out, axis=1, keepdims=True)
-    return out
-
-
 def import_log(paths, mapping, *, repair=(), meta: dict | None = None) -> tuple[SensorLog, ImportReport]:
     """Read other apps' CSV files into one canonical :class:`SensorLog` (see the module docstring).
 
@@ -386,7 +368,8 @@ def import_log(paths, mapping, *, repair=(), meta: dict | None = None) -> tuple[
                 groups.setdefault(_GROUP_OF[name], []).append(j)
             picked = np.empty((t_out.size, values.shape[1]))
             for group, cols in groups.items():
-                picked[:, cols] = _interpolate(t_out, t, values[:, cols], [targets[j] for j in cols])
+                kind = {"label": "hold", "rotvec": "quaternion"}.get(group, "linear")
+                picked[:, cols] = values_at(t_out, t, values[:, cols], kind)
                 how = "held from the latest row" if group == "label" else (
                     "normalised linear interpolation" if group == "rotvec" else "linear interpolation")
                 report.merge.append(f"{group} from {sources[i].path.name} ({1e9 / np.median(np.diff(t)):.1f} Hz, "
