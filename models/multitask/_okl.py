@@ -43,7 +43,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.kernel_approximation import Nystroem
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
@@ -51,7 +50,7 @@ from sklearn.utils.validation import (
 )
 from tqdm.auto import tqdm
 
-from ._tasks import BinaryMultiTaskMixin, check_tasks
+from ._tasks import BinaryMultiTaskMixin, binary_classes, check_tasks
 
 __all__ = [
     "MaskedOutputs",
@@ -440,18 +439,6 @@ def okl_path(F, Y, lambdas, rank, *, fixed_B=None, solver="lbfgs", max_iter=50, 
     return fits
 
 
-def _binary_classes(y, name):
-    """The two sorted labels of ``y``, or a ValueError in the wording scikit-learn's checks expect."""
-    kind = type_of_target(y, input_name="y", raise_unknown=True)
-    classes = np.unique(y)
-    if len(classes) == 1:
-        raise ValueError(f"{name} needs 2 classes in y, got 1 class ({classes[0]!r}); add windows of the other class.")
-    if kind != "binary":
-        raise ValueError(f"Only binary classification is supported. The type of the target is {kind}. "
-                         f"Binarise y first (e.g. stairs vs. not) before fitting {name}.")
-    return classes
-
-
 class _OutputKernelBase(BaseEstimator):
     """Shared fit/predict of the OKL estimators (tasks passed as in ``ADMMMultiTaskClassifier``)."""
 
@@ -679,7 +666,7 @@ class OutputKernelClassifier(BinaryMultiTaskMixin, ClassifierMixin, _OutputKerne
     def fit(self, X, y, tasks=None, sample_weight=None):
         """Fit on labels with exactly two distinct values (see ``OutputKernelRegressor.fit``)."""
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_ = _binary_classes(y, type(self).__name__)
+        self.classes_ = binary_classes(y, type(self).__name__)
         return self._fit_targets(X, self._encode_targets(y), tasks, sample_weight)
 
     def _encode_targets(self, y):
