@@ -9,7 +9,6 @@ import pytest
 from scipy.optimize import minimize
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from stairsense.models.multitask import (
     MaskedOutputs,
@@ -217,11 +216,6 @@ def test_bad_tasks_are_refused_with_a_reason():
         OutputKernelRegressor().fit(X, np.ones(4), tasks=[0, 1])
     with pytest.raises(ValueError, match="Only binary classification"):
         OutputKernelClassifier().fit(X, [0, 1, 2, 2])
-
-
-@parametrize_with_checks([OutputKernelRegressor(rank=2, max_iter=30), OutputKernelClassifier(rank=2, max_iter=30)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_inexact_a_steps_keep_the_objective_decreasing():
