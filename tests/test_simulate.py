@@ -317,10 +317,12 @@ def test_meta_records_the_provenance(noisy_log):
     meta = noisy_log.meta
     assert meta["source"] == "simulate" and meta["seed"] == 7 and meta["rate_hz"] == 50
     assert meta["placement"] in _sim_device.PLACEMENTS
-    assert Person(**meta["person"]) is not None
     assert sum(seconds for _, seconds in meta["schedule"]) == pytest.approx(180.0)
     assert meta["units"] == "m/s2"
     json.dumps(meta)  # meta travels in file headers and model metadata
+    # The recorded person and schedule are the ones the log was drawn with: with the seed they rebuild it.
+    again = simulate(rate_hz=50, seed=7, person=Person(**meta["person"]), schedule=meta["schedule"])
+    np.testing.assert_array_equal(again.acc, noisy_log.acc)
 
 
 @pytest.mark.parametrize(
