@@ -44,7 +44,7 @@ CONFIGURATIONS = {
     "MTONMKLClassifier": [{"max_iter": 5}],
     "NystroemKOMDClassifier": [{"n_landmarks": 8, "gamma": 1.0, "random_state": 0}],
     "OutputKernelClassifier": [{"rank": 2, "max_iter": 30}],
-    "OutputKernelRegressor": [{"rank": 2, "max_iter": 30}],
+    "OutputKernelRegressor": [{"rank": 2, "max_iter": 30}, {"rank": 2, "max_iter": 30, "kernel": "precomputed"}],
     "RLS2Regressor": [{}, {"kernels": _RBF_PAIR, "alpha": 1.0, "tol": 1e-2}],
 }
 

@@ -439,6 +439,33 @@ def okl_path(F, Y, lambdas, rank, *, fixed_B=None, solver="lbfgs", max_iter=50, 
     return fits
 
 
+class _GramNystroem:
+    """Nystroem's feature map for a precomputed Gram matrix: ``F = K[:, S] K_SS^{-1/2}``.
+
+    scikit-learn's ``Nystroem(kernel="precomputed")`` takes rows of the Gram matrix as if they were
+    inputs, which is not this factor. Landmarks ``S`` are drawn as ``Nystroem`` draws them (the first
+    ``n_components`` of a permutation by ``random_state``) and ``K_SS``'s singular values are
+    clipped at 1e-12 as there, so a Gram matrix gives the factor its kernel's name gives.
+    """
+
+    def __init__(self, n_components, random_state=None):
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def fit(self, gram, columns):
+        """``gram``: the kernel between the distinct training inputs; ``columns[i]``: the column of
+        input ``i`` in the Gram matrices that :meth:`transform` will receive."""
+        landmarks = check_random_state(self.random_state).permutation(len(gram))[: self.n_components]
+        U, s, Vt = np.linalg.svd(gram[np.ix_(landmarks, landmarks)])
+        self.normalization_ = (U / np.sqrt(np.maximum(s, 1e-12))) @ Vt
+        self.columns_ = np.asarray(columns)[landmarks]
+        return self
+
+    def transform(self, kernel_rows):
+        """Rows of ``F`` for inputs given by their kernel with the training rows, ``(n, n_train)``."""
+        return kernel_rows[:, self.columns_] @ self.normalization_.T
+
+
 class _OutputKernelBase(BaseEstimator):
     """Shared fit/predict of the OKL estimators (tasks passed as in ``ADMMMultiTaskClassifier``)."""
 
@@ -446,7 +473,7 @@ class _OutputKernelBase(BaseEstimator):
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "rank": [Interval(Integral, 1, None, closed="left")],
         "output_kernel": [StrOptions({"learned", "identity", "ones"})],
-        "kernel": [StrOptions({"rbf", "laplacian", "linear", "poly", "cosine"})],
+        "kernel": [StrOptions({"rbf", "laplacian", "linear", "poly", "cosine", "precomputed"})],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
@@ -474,6 +501,11 @@ class _OutputKernelBase(BaseEstimator):
         self.cg_tol = cg_tol
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
     def _check_tasks(self, tasks, n_samples, method):
         tasks = check_tasks(tasks, n_samples, f"{type(self).__name__}.{method}")
         return np.zeros(n_samples, dtype=int) if tasks is None else tasks  # None: one task
@@ -481,22 +513,30 @@ class _OutputKernelBase(BaseEstimator):
     def _fit_targets(self, X, targets, tasks, sample_weight):
         tasks = self._check_tasks(tasks, X.shape[0], "fit")
         weights = _check_sample_weight(sample_weight, X)
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"{type(self).__name__}(kernel='precomputed').fit needs the square Gram matrix of the "
+                             f"training rows, shape (n_samples, n_samples); got shape {X.shape}.")
         # Zero-weight rows are no observations: dropping them keeps the inputs (and F) identical to
-        # a fit without those rows.
+        # a fit without those rows. A Gram matrix keeps its columns: they index the training rows.
         observed = weights > 0
         X, targets, tasks, weights = X[observed], targets[observed], tasks[observed], weights[observed]
         self.tasks_, task_index = np.unique(tasks, return_inverse=True)
         # Rows are the distinct inputs (spec A1): a window shared by several tasks is one row.
-        inputs, row_index = np.unique(X, axis=0, return_inverse=True)
+        _, first, row_index = np.unique(X, axis=0, return_index=True, return_inverse=True)
         Y = MaskedOutputs.from_entries(row_index.ravel(), task_index, targets, weights,
-                                       shape=(len(inputs), len(self.tasks_)))
-        n_components = len(inputs) if self.n_components is None else min(self.n_components, len(inputs))
-        kernel_params = {"degree": self.degree, "coef0": self.coef0} if self.kernel == "poly" else None
-        # Nystroem on all distinct inputs is the exact factor K = F F^T (eigen square root with
-        # pseudo-inverse, G4); fewer landmarks give the low-rank features of spec A7.
-        self.feature_map_ = Nystroem(kernel=self.kernel, gamma=self.gamma, kernel_params=kernel_params,
-                                     n_components=n_components, random_state=self.random_state).fit(inputs)
-        F = self.feature_map_.transform(inputs)
+                                       shape=(len(first), len(self.tasks_)))
+        n_components = len(first) if self.n_components is None else min(self.n_components, len(first))
+        # Nystroem on all distinct inputs is the exact factor K = F F^T (eigen square root, G4);
+        # fewer landmarks give the low-rank features of spec A7.
+        if self.kernel == "precomputed":
+            distinct_columns = np.flatnonzero(observed)[first]
+            self.feature_map_ = _GramNystroem(n_components, random_state=self.random_state).fit(
+                X[first][:, distinct_columns], distinct_columns)
+        else:
+            kernel_params = {"degree": self.degree, "coef0": self.coef0} if self.kernel == "poly" else None
+            self.feature_map_ = Nystroem(kernel=self.kernel, gamma=self.gamma, kernel_params=kernel_params,
+                                         n_components=n_components, random_state=self.random_state).fit(X[first])
+        F = self.feature_map_.transform(X[first])
         m = len(self.tasks_)
         fixed = {"learned": None, "identity": np.eye(m), "ones": np.ones((m, 1))}[self.output_kernel]
         rng = check_random_state(self.random_state)
@@ -553,8 +593,13 @@ _DOC_PARAMETERS = """
     output_kernel : {"learned", "identity", "ones"}, default="learned"
         ``"learned"`` is OKL; ``"identity"`` fixes ``L = I`` (Independent baseline: kernel ridge
         per task) and ``"ones"`` fixes ``L = e e^T`` (Pooled baseline), spec A3 "Baselines".
-    kernel : {"rbf", "laplacian", "linear", "poly", "cosine"}, default="rbf"
-        Input kernel ``K_X``.
+    kernel : {"rbf", "laplacian", "linear", "poly", "cosine", "precomputed"}, default="rbf"
+        Input kernel ``K_X``. ``"precomputed"``: ``fit`` takes the Gram matrix ``K`` of the
+        training rows, shape ``(n_samples, n_samples)``, and ``predict`` (and ``fold_in``) the
+        kernel between new rows and the training rows, ``(n_new, n_samples)``; ``K`` enters only
+        through its factor ``K = F F^T`` (spec A3, A-step option 3), equal rows of ``K`` being
+        one input (A1). With ``n_components`` set, landmarks are drawn among the distinct rows of
+        ``K`` (sorted as rows of ``K``, not as inputs), so they differ from the named kernel's.
     gamma, degree, coef0 : kernel parameters as in ``sklearn.metrics.pairwise_kernels``.
     n_components : int, default=None
         Nystroem landmarks for the factor ``F``; ``None`` uses every distinct training input
@@ -576,7 +621,8 @@ _DOC_PARAMETERS = """
     tasks_ : ndarray of shape (n_tasks,)
         Sorted task ids.
     feature_map_ : Nystroem
-        The fitted input feature map ``x -> F`` row.
+        The fitted input feature map ``x -> F`` row (with ``kernel="precomputed"``: kernel
+        row with the training rows ``-> F`` row).
     input_coef_ : ndarray of shape (r, p)
         ``A_F``: shared projection of input features to ``p`` factors.
     task_coef_ : ndarray of shape (n_tasks, p)
@@ -616,7 +662,8 @@ class OutputKernelRegressor(RegressorMixin, _OutputKernelBase):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Inputs, or their Gram matrix with ``kernel="precomputed"``.
         y : array-like of shape (n_samples,)
         tasks : array-like of shape (n_samples,), default=None
             Task id of each row; ``None`` is one task.
