@@ -2,7 +2,9 @@
 
 ``mkl`` (KOMD, EasyMKL), ``kernel_machines`` (server-side solvers, RLS2), ``multitask`` (ADMM
 and online client–server multi-task learning) and ``stairstep`` (the trained stair-step model and its evaluation
-protocols). Every public name of the sub-packages used by the README is re-exported here.
+protocols). Every public name of the sub-packages used by the README is re-exported here, and
+so are the output-kernel-learning solver pieces that evaluations and paper reproductions call
+(``MaskedOutputs``, ``okl_solve``, ``okl_lambda_max``, ``okl_kronecker_basis``).
 """
 from .kernel_machines import (
     LOSS_NAMES,
@@ -25,10 +27,14 @@ from .kernel_machines import (
 from .mkl import EasyMKL, EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
 from .multitask import (
     ADMMMultiTaskClassifier,
+    MaskedOutputs,
     MTONMKLClassifier,
     OutputKernelClassifier,
     OutputKernelRegressor,
+    okl_kronecker_basis,
+    okl_lambda_max,
     okl_path,
+    okl_solve,
     OnlineMultiTaskClassifier,
     OnlineMultiTaskClient,
     OnlineMultiTaskLearner,
@@ -80,6 +86,10 @@ __all__ = [
     "OutputKernelRegressor",
     "OutputKernelClassifier",
     "okl_path",
+    "okl_solve",
+    "okl_lambda_max",
+    "okl_kronecker_basis",
+    "MaskedOutputs",
     "MTONMKLClassifier",
     "KOMDClassifier",
     "NystroemKOMDClassifier",

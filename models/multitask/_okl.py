@@ -59,6 +59,7 @@ __all__ = [
     "OutputKernelRegressor",
     "okl_a_step",
     "okl_b_step",
+    "okl_kronecker_basis",
     "okl_lambda_max",
     "okl_objective",
     "okl_path",
@@ -200,9 +201,35 @@ def okl_lambda_max(F, Y):
     return float(np.linalg.norm(F.T @ Y.matrix(Y.weights * Y.values).toarray(), 2))
 
 
-def _row_basis(F, Y):
-    """Eigen-decomposition ``(g, U)`` of ``F^T D_r F`` (``D_r``: observed weight per row), for the
-    Kronecker preconditioner of :func:`okl_a_step`; it depends on ``F`` and ``W`` only."""
+def okl_kronecker_basis(F, Y):
+    """Eigen-decomposition ``(g, U)`` of ``F^T D_r F``, the row factor of the Kronecker
+    preconditioner of :func:`okl_a_step` (module docstring; ``D_r``: observed weight per row).
+
+    It depends on ``F`` and the weights only, so a fit or a path computes it once and passes it
+    as ``basis``; evaluations time it apart from the solve.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n_rows, r)
+        Input-kernel factor, ``K = F F^T``.
+    Y : MaskedOutputs
+
+    Returns
+    -------
+    g : ndarray of shape (r,)
+        Eigenvalues, ascending.
+    U : ndarray of shape (r, r)
+        Orthonormal eigenvectors, one per column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> F = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> Y = MaskedOutputs.from_entries([0, 1, 2, 2], [0, 0, 0, 1], [1.0, 2.0, 3.0, 4.0], shape=(3, 2))
+    >>> g, U = okl_kronecker_basis(F, Y)  # row weights 1, 1, 2
+    >>> np.allclose(U @ np.diag(g) @ U.T, F.T @ np.diag([1.0, 1.0, 2.0]) @ F)
+    True
+    """
     row_weight = np.bincount(Y.rows, weights=Y.weights, minlength=Y.shape[0])
     return np.linalg.eigh(F.T @ (row_weight[:, None] * F))
 
@@ -249,7 +276,7 @@ def okl_a_step(F, B, Y, lam, A_F0=None, *, tol=1e-8, max_cg=None, preconditioner
         return (F.T @ (S @ B) + lam * V).ravel()
 
     if preconditioner == "kronecker":
-        g, U = _row_basis(F, Y) if basis is None else basis
+        g, U = okl_kronecker_basis(F, Y) if basis is None else basis
         column_weight = np.bincount(Y.cols, weights=Y.weights, minlength=Y.shape[1])
         c, Q = np.linalg.eigh(B.T @ (column_weight[:, None] * B) / max(Y.weights.sum(), 1e-300))
         # Clipped at 0: the two Gram matrices are PSD, rounding must not make a denominator < lam.
@@ -356,7 +383,7 @@ def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, solver="lbfgs", max_it
     rng = check_random_state(random_state)
     B = np.array(B0, dtype=float)
     A_F = np.zeros((F.shape[1], B.shape[1])) if A_F0 is None else np.array(A_F0, dtype=float)
-    basis = _row_basis(F, Y) if basis is None else basis
+    basis = okl_kronecker_basis(F, Y) if basis is None else basis
     threshold = 1e-8 * np.sqrt(B.size)
     objectives, n_cg = [], 0
     for _ in range(1 if fixed_B or solver == "lbfgs" else max_iter):
@@ -429,7 +456,7 @@ def okl_path(F, Y, lambdas, rank, *, fixed_B=None, solver="lbfgs", max_iter=50, 
     """
     rng = check_random_state(random_state)
     B = rng.standard_normal((Y.shape[1], rank)) if fixed_B is None else np.asarray(fixed_B, dtype=float)
-    A_F, fits, basis = None, [], _row_basis(F, Y)
+    A_F, fits, basis = None, [], okl_kronecker_basis(F, Y)
     for k, lam in enumerate(tqdm(sorted(lambdas, reverse=True), disable=not progress, desc="OKL path")):
         fit = okl_solve(F, Y, lam, B, A_F, fixed_B=fixed_B is not None, solver=solver,
                         max_iter=max_iter if k == 0 else max_iter_warm, tol=tol, cg_tol=cg_tol, random_state=rng,
