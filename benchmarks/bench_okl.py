@@ -29,8 +29,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from _common import git_commit, load_average, markdown_table, one_thread_env, python_stdout, write_results
-from stairsense.models.multitask import MaskedOutputs, okl_a_step, okl_lambda_max, okl_path, okl_solve
-from stairsense.models.multitask._okl import _row_basis as okl_kronecker_basis  # the preconditioner basis, timed apart
+from stairsense.models.multitask import MaskedOutputs, okl_a_step, okl_kronecker_basis, okl_lambda_max, okl_path, okl_solve
 
 HERE = Path(__file__).resolve().parent
 # The code these figures measure: a change there makes them stale (tests/test_measured_figures.py).

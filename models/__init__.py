@@ -2,7 +2,9 @@
 
 ``mkl`` (KOMD, EasyMKL), ``kernel_machines`` (server-side solvers, RLS2), ``multitask`` (ADMM
 and online client–server multi-task learning) and ``stairstep`` (the trained stair-step model and its evaluation
-protocols). Every public name of the sub-packages used by the README is re-exported here.
+protocols). Every public name of the sub-packages used by the README is re-exported here, and
+so are the output-kernel-learning solver pieces that evaluations and paper reproductions call
+(``MaskedOutputs``, ``okl_solve``, ``okl_lambda_max``, ``okl_kronecker_basis``).
 """
 from stairsense.stream.lazy import lazy_exports as _lazy_exports
 
@@ -14,8 +16,9 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
                          "RLS2Path", "RLS2Regressor", "RLS2Selector", "RowOracleKernel",
                          "kernel_machine_objective", "rls2_path", "simplex_least_squares", "solve_kernel_machine"),
     ".mkl": ("EasyMKL", "EasyMKLSelector", "KOMDClassifier", "NystroemKOMDClassifier"),
-    ".multitask": ("ADMMMultiTaskClassifier", "MTONMKLClassifier", "OutputKernelClassifier",
-                   "OutputKernelRegressor", "okl_path", "OnlineMultiTaskClassifier", "OnlineMultiTaskClient",
+    ".multitask": ("ADMMMultiTaskClassifier", "MaskedOutputs", "MTONMKLClassifier", "OutputKernelClassifier",
+                   "OutputKernelRegressor", "okl_kronecker_basis", "okl_lambda_max", "okl_path", "okl_solve",
+                   "OnlineMultiTaskClassifier", "OnlineMultiTaskClient",
                    "OnlineMultiTaskLearner", "OnlineMultiTaskRegressor", "RiverMultiTaskClassifier",
                    "RiverMultiTaskRegressor", "UnknownEntryError"),
     ".stairstep": ("CLASSIFIERS", "PROTOCOLS", "CVResult", "ModelFileError", "StairstepModel", "default_grid",
@@ -50,6 +53,10 @@ __all__ = [
     "OutputKernelRegressor",
     "OutputKernelClassifier",
     "okl_path",
+    "okl_solve",
+    "okl_lambda_max",
+    "okl_kronecker_basis",
+    "MaskedOutputs",
     "MTONMKLClassifier",
     "KOMDClassifier",
     "NystroemKOMDClassifier",

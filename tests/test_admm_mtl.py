@@ -292,7 +292,7 @@ def test_predict_uses_task_models_and_cold_start_for_unseen_tasks():
     "change, message",
     [
         (dict(tasks=np.zeros(3)), "one task id per row"),
-        (dict(y=np.arange(30) % 3), "expected 2 distinct labels"),
+        (dict(y=np.arange(30) % 3), "Only binary classification is supported"),
         (dict(params=dict(lambda1=np.inf, lambda2=np.inf)), "both inf"),
         (dict(params=dict(solver="newton")), "solver"),
     ],

@@ -1,5 +1,4 @@
 """Canonical log reader/writer: exact round trips, chunking, every error with its line, repairs."""
-import doctest
 import gzip
 import math
 import threading
@@ -11,11 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import stairsense.stream.io._csv_format as csv_format
-import stairsense.stream.io._csv_order as csv_order
 import stairsense.stream.io._csv_parse as csv_parse
-import stairsense.stream.io._csv_read as csv_read
-import stairsense.stream.io._csv_report as csv_report
 import stairsense.stream.io._csv_write as csv_write
 from stairsense.stream import (
     LogFormatError,
@@ -433,8 +428,3 @@ def test_block_line_bookkeeping():
     assert csv_parse._join([head, tail]).explicit is None  # back to back: lines stay implicit
     assert csv_parse._join([tail, head]).lines().tolist() == [*range(11, 17), *range(7, 11)]
     assert csv_parse._join([head, picked]).lines().tolist() == [7, 8, 9, 10, 8, 12]
-
-
-@pytest.mark.parametrize("module", [csv_format, csv_order, csv_parse, csv_read, csv_report, csv_write])
-def test_doctests(module):
-    assert doctest.testmod(module).failed == 0

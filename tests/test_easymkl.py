@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from stairsense.models.mkl._easymkl import EasyMKL, EasyMKLSelector, PrecomputedKernel, RankOneKernel
 from stairsense.models.mkl._komd import KOMDClassifier
@@ -209,6 +208,3 @@ def test_selector_constant_feature_gets_zero_weight():
     assert selector.ranking_[-1] == 2
 
 
-@parametrize_with_checks([EasyMKL(), EasyMKLSelector(k=2)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -138,11 +138,3 @@ def test_cli_import_with_a_toml_mapping_then_replay(tmp_path, capsys):
     np.testing.assert_allclose(log.acc, gravity + linacc, atol=1e-9)
     assert main(["replay", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["samples"] == 1500
-
-
-def test_doctests():
-    import doctest
-
-    import stairsense.stream.io._import as module
-
-    assert doctest.testmod(module).failed == 0

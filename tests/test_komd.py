@@ -8,7 +8,6 @@ from scipy.optimize import minimize
 from sklearn.datasets import make_blobs
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from stairsense.models.mkl._komd import KOMDClassifier, solve_komd_precomputed
 from stairsense.models.mkl._komd_interior import solve_komd_linear_interior
@@ -239,8 +238,3 @@ def test_bad_input_is_explained(params, X, y, message):
         KOMDClassifier(**params).fit(X, y)
 
 
-@parametrize_with_checks(
-    [KOMDClassifier(), KOMDClassifier(kernel="linear", lam=0.5), KOMDClassifier(kernel="precomputed")]
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

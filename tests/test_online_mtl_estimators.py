@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 from river import evaluate, metrics
 from river.checks import yield_checks
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from stairsense.models.multitask import (
     OnlineMultiTaskClassifier,
@@ -48,11 +47,6 @@ def test_classifier_is_sign_of_regression_on_pm1():
         OnlineMultiTaskClassifier().fit(X, np.arange(40) % 3, tasks)
     with pytest.raises(ValueError, match="one task id per row"):
         clf.predict(X, tasks[:3])
-
-
-@parametrize_with_checks([OnlineMultiTaskRegressor(), OnlineMultiTaskClassifier()])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def _stream(n=120, seed=0):

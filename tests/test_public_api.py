@@ -65,3 +65,10 @@ def test_sub_package_names_are_the_top_package_objects():
         for n in family.__all__:
             if hasattr(top, n):
                 assert getattr(top, n) is getattr(family, n)
+
+
+def test_output_kernel_solver_pieces_are_public_in_models():
+    """Evaluations and paper reproductions (benchmarks/bench_okl.py) call the OKL solver directly."""
+    models = importlib.import_module("stairsense.models")
+    solver_pieces = {"MaskedOutputs", "okl_solve", "okl_lambda_max", "okl_kronecker_basis", "okl_path"}
+    assert solver_pieces <= set(models.__all__)

@@ -1,12 +1,10 @@
 """Zero-order-hold resampling against a brute-force per-sample lookup."""
-import doctest
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import stairsense.stream._resample as resample_module
 from stairsense.stream._log import SensorLog, StepTruth
 from stairsense.stream._resample import Resampler, resample
 
@@ -81,7 +79,3 @@ def test_bad_rate(rate):
     log = SensorLog(np.arange(3), np.zeros((3, 3)))
     with pytest.raises(ValueError, match="rate_hz must be a finite number > 0"):
         resample(log, rate)
-
-
-def test_doctests():
-    assert doctest.testmod(resample_module).failed == 0

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
 from stairsense.models.kernel_machines._rls2 import (
@@ -307,13 +306,3 @@ def test_errors_say_what_and_how_to_fix():
         rls2_path(X, X[:, 0], kernels="precomputed")
 
 
-# ----------------------------------------------------------------------------- sklearn contract
-def _rbf_pair():
-    return [functools.partial(rbf_kernel, gamma=0.1), functools.partial(rbf_kernel, gamma=1.0)]
-
-
-@parametrize_with_checks(
-    [RLS2Regressor(), RLS2Regressor(_rbf_pair(), alpha=1.0, tol=1e-2), RLS2Classifier(), RLS2Selector()]
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -499,7 +499,8 @@ def inference_cost(model: onnx.ModelProto, window_samples: int, selected=None, i
 
 
 def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None = None, *,
-                     selected=None, input_names=None, source: str = "") -> Workload:
+                     selected=None, input_names=None, source: str = "",
+                     stage_costs=measure_stage_costs, inference_costs=inference_cost) -> Workload:
     """Replay ``logs`` with ``config`` and measure every cost the energy model needs.
 
     Parameters
@@ -514,6 +515,14 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
         The features the graph computes (read from its metadata when omitted).
     source : str
         A description for the report (file names).
+    stage_costs : callable, default=measure_stage_costs
+        ``stage_costs(config) -> StageCosts`` for the configuration with its orientation resolved.
+        The default times the stage code on this machine; a fixed table prices configurations
+        with costs measured elsewhere, free of this machine's timing noise.
+    inference_costs : callable, default=inference_cost
+        ``inference_costs(model, window_samples, selected, input_names) -> InferenceCost``, called
+        only with a ``model``. The default counts the graph's operations and times it under ONNX
+        Runtime.
     """
     if config.rate_hz is None:
         raise ValueError("the energy model needs a sampling rate: set rate_hz in the configuration (or --rate)")
@@ -522,6 +531,6 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
         raise ValueError("no log to replay")
     config = config.replace(orientation=resolve_orientation(config, logs[0]))
     totals, window = measure_logs_windows(logs, config)
-    stages = measure_stage_costs(config)
-    inference = None if model is None else inference_cost(model, window, selected, input_names)
+    stages = stage_costs(config)
+    inference = None if model is None else inference_costs(model, window, selected, input_names)
     return Workload(config=config.to_dict(), counts=totals, stages=stages, inference=inference, source=source)

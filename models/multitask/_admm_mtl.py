@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from ._task_solvers import solve_task_dual, solve_task_sgd
-from ._tasks import BinaryMultiTaskMixin, check_tasks
+from ._tasks import BinaryMultiTaskMixin, binary_classes, check_tasks
 
 __all__ = [
     "ADMMMultiTaskClassifier",
@@ -497,14 +497,8 @@ class ADMMMultiTaskClassifier(BinaryMultiTaskMixin, ClassifierMixin, BaseEstimat
         ``classes_`` and ``tasks_``."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         tasks = check_tasks(tasks, X.shape[0], f"{type(self).__name__}.fit")
-        self.classes_, y_index = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
-            raise ValueError(
-                f"{type(self).__name__} is a binary classifier: expected 2 distinct labels in y, "
-                f"got {len(self.classes_)} ({self.classes_[:5].tolist()}...). "
-                "Binarise y first (e.g. stairs vs. not stairs)."
-            )
-        signs = 2.0 * y_index - 1.0
+        self.classes_ = binary_classes(y, type(self).__name__)
+        signs = np.where(y == self.classes_[1], 1.0, -1.0)
         if tasks is None:
             tasks = np.zeros(X.shape[0], dtype=int)
         self.tasks_, task_index = np.unique(tasks, return_inverse=True)

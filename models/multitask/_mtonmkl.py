@@ -32,10 +32,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._tasks import BinaryMultiTaskMixin, check_tasks
+from ._tasks import BinaryMultiTaskMixin, binary_classes, check_tasks
 
 __all__ = [
     "MTONMKLClassifier",
@@ -299,13 +298,7 @@ class MTONMKLClassifier(BinaryMultiTaskMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"variant='literal' diverges unless eta > 7 beta (spec B4); got eta={self.eta}, "
                              f"beta={self.beta}. Raise eta or lower beta, or use variant='consistent'.")
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) == 1:
-            raise ValueError(f"{type(self).__name__} needs 2 classes in y, got 1 class ({self.classes_[0]!r}).")
-        kind = type_of_target(y, input_name="y", raise_unknown=True)
-        if kind != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target is {kind}. "
-                             "Binarise y first (e.g. stairs vs. not).")
+        self.classes_ = binary_classes(y, type(self).__name__)
         tasks = self._check_tasks(tasks, X.shape[0], "fit")
         self.tasks_, task_index = np.unique(tasks, return_inverse=True)
         rows = [np.flatnonzero(task_index == t) for t in range(len(self.tasks_))]

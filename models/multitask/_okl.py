@@ -43,7 +43,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.kernel_approximation import Nystroem
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
@@ -51,7 +50,7 @@ from sklearn.utils.validation import (
 )
 from tqdm.auto import tqdm
 
-from ._tasks import BinaryMultiTaskMixin, check_tasks
+from ._tasks import BinaryMultiTaskMixin, binary_classes, check_tasks
 
 __all__ = [
     "MaskedOutputs",
@@ -60,6 +59,7 @@ __all__ = [
     "OutputKernelRegressor",
     "okl_a_step",
     "okl_b_step",
+    "okl_kronecker_basis",
     "okl_lambda_max",
     "okl_objective",
     "okl_path",
@@ -201,9 +201,35 @@ def okl_lambda_max(F, Y):
     return float(np.linalg.norm(F.T @ Y.matrix(Y.weights * Y.values).toarray(), 2))
 
 
-def _row_basis(F, Y):
-    """Eigen-decomposition ``(g, U)`` of ``F^T D_r F`` (``D_r``: observed weight per row), for the
-    Kronecker preconditioner of :func:`okl_a_step`; it depends on ``F`` and ``W`` only."""
+def okl_kronecker_basis(F, Y):
+    """Eigen-decomposition ``(g, U)`` of ``F^T D_r F``, the row factor of the Kronecker
+    preconditioner of :func:`okl_a_step` (module docstring; ``D_r``: observed weight per row).
+
+    It depends on ``F`` and the weights only, so a fit or a path computes it once and passes it
+    as ``basis``; evaluations time it apart from the solve.
+
+    Parameters
+    ----------
+    F : ndarray of shape (n_rows, r)
+        Input-kernel factor, ``K = F F^T``.
+    Y : MaskedOutputs
+
+    Returns
+    -------
+    g : ndarray of shape (r,)
+        Eigenvalues, ascending.
+    U : ndarray of shape (r, r)
+        Orthonormal eigenvectors, one per column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> F = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> Y = MaskedOutputs.from_entries([0, 1, 2, 2], [0, 0, 0, 1], [1.0, 2.0, 3.0, 4.0], shape=(3, 2))
+    >>> g, U = okl_kronecker_basis(F, Y)  # row weights 1, 1, 2
+    >>> np.allclose(U @ np.diag(g) @ U.T, F.T @ np.diag([1.0, 1.0, 2.0]) @ F)
+    True
+    """
     row_weight = np.bincount(Y.rows, weights=Y.weights, minlength=Y.shape[0])
     return np.linalg.eigh(F.T @ (row_weight[:, None] * F))
 
@@ -250,7 +276,7 @@ def okl_a_step(F, B, Y, lam, A_F0=None, *, tol=1e-8, max_cg=None, preconditioner
         return (F.T @ (S @ B) + lam * V).ravel()
 
     if preconditioner == "kronecker":
-        g, U = _row_basis(F, Y) if basis is None else basis
+        g, U = okl_kronecker_basis(F, Y) if basis is None else basis
         column_weight = np.bincount(Y.cols, weights=Y.weights, minlength=Y.shape[1])
         c, Q = np.linalg.eigh(B.T @ (column_weight[:, None] * B) / max(Y.weights.sum(), 1e-300))
         # Clipped at 0: the two Gram matrices are PSD, rounding must not make a denominator < lam.
@@ -357,7 +383,7 @@ def okl_solve(F, Y, lam, B0, A_F0=None, *, fixed_B=False, solver="lbfgs", max_it
     rng = check_random_state(random_state)
     B = np.array(B0, dtype=float)
     A_F = np.zeros((F.shape[1], B.shape[1])) if A_F0 is None else np.array(A_F0, dtype=float)
-    basis = _row_basis(F, Y) if basis is None else basis
+    basis = okl_kronecker_basis(F, Y) if basis is None else basis
     threshold = 1e-8 * np.sqrt(B.size)
     objectives, n_cg = [], 0
     for _ in range(1 if fixed_B or solver == "lbfgs" else max_iter):
@@ -430,7 +456,7 @@ def okl_path(F, Y, lambdas, rank, *, fixed_B=None, solver="lbfgs", max_iter=50, 
     """
     rng = check_random_state(random_state)
     B = rng.standard_normal((Y.shape[1], rank)) if fixed_B is None else np.asarray(fixed_B, dtype=float)
-    A_F, fits, basis = None, [], _row_basis(F, Y)
+    A_F, fits, basis = None, [], okl_kronecker_basis(F, Y)
     for k, lam in enumerate(tqdm(sorted(lambdas, reverse=True), disable=not progress, desc="OKL path")):
         fit = okl_solve(F, Y, lam, B, A_F, fixed_B=fixed_B is not None, solver=solver,
                         max_iter=max_iter if k == 0 else max_iter_warm, tol=tol, cg_tol=cg_tol, random_state=rng,
@@ -440,16 +466,31 @@ def okl_path(F, Y, lambdas, rank, *, fixed_B=None, solver="lbfgs", max_iter=50, 
     return fits
 
 
-def _binary_classes(y, name):
-    """The two sorted labels of ``y``, or a ValueError in the wording scikit-learn's checks expect."""
-    kind = type_of_target(y, input_name="y", raise_unknown=True)
-    classes = np.unique(y)
-    if len(classes) == 1:
-        raise ValueError(f"{name} needs 2 classes in y, got 1 class ({classes[0]!r}); add windows of the other class.")
-    if kind != "binary":
-        raise ValueError(f"Only binary classification is supported. The type of the target is {kind}. "
-                         f"Binarise y first (e.g. stairs vs. not) before fitting {name}.")
-    return classes
+class _GramNystroem:
+    """Nystroem's feature map for a precomputed Gram matrix: ``F = K[:, S] K_SS^{-1/2}``.
+
+    scikit-learn's ``Nystroem(kernel="precomputed")`` takes rows of the Gram matrix as if they were
+    inputs, which is not this factor. Landmarks ``S`` are drawn as ``Nystroem`` draws them (the first
+    ``n_components`` of a permutation by ``random_state``) and ``K_SS``'s singular values are
+    clipped at 1e-12 as there, so a Gram matrix gives the factor its kernel's name gives.
+    """
+
+    def __init__(self, n_components, random_state=None):
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def fit(self, gram, columns):
+        """``gram``: the kernel between the distinct training inputs; ``columns[i]``: the column of
+        input ``i`` in the Gram matrices that :meth:`transform` will receive."""
+        landmarks = check_random_state(self.random_state).permutation(len(gram))[: self.n_components]
+        U, s, Vt = np.linalg.svd(gram[np.ix_(landmarks, landmarks)])
+        self.normalization_ = (U / np.sqrt(np.maximum(s, 1e-12))) @ Vt
+        self.columns_ = np.asarray(columns)[landmarks]
+        return self
+
+    def transform(self, kernel_rows):
+        """Rows of ``F`` for inputs given by their kernel with the training rows, ``(n, n_train)``."""
+        return kernel_rows[:, self.columns_] @ self.normalization_.T
 
 
 class _OutputKernelBase(BaseEstimator):
@@ -459,7 +500,7 @@ class _OutputKernelBase(BaseEstimator):
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "rank": [Interval(Integral, 1, None, closed="left")],
         "output_kernel": [StrOptions({"learned", "identity", "ones"})],
-        "kernel": [StrOptions({"rbf", "laplacian", "linear", "poly", "cosine"})],
+        "kernel": [StrOptions({"rbf", "laplacian", "linear", "poly", "cosine", "precomputed"})],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
@@ -487,6 +528,11 @@ class _OutputKernelBase(BaseEstimator):
         self.cg_tol = cg_tol
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
     def _check_tasks(self, tasks, n_samples, method):
         tasks = check_tasks(tasks, n_samples, f"{type(self).__name__}.{method}")
         return np.zeros(n_samples, dtype=int) if tasks is None else tasks  # None: one task
@@ -494,22 +540,30 @@ class _OutputKernelBase(BaseEstimator):
     def _fit_targets(self, X, targets, tasks, sample_weight):
         tasks = self._check_tasks(tasks, X.shape[0], "fit")
         weights = _check_sample_weight(sample_weight, X)
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"{type(self).__name__}(kernel='precomputed').fit needs the square Gram matrix of the "
+                             f"training rows, shape (n_samples, n_samples); got shape {X.shape}.")
         # Zero-weight rows are no observations: dropping them keeps the inputs (and F) identical to
-        # a fit without those rows.
+        # a fit without those rows. A Gram matrix keeps its columns: they index the training rows.
         observed = weights > 0
         X, targets, tasks, weights = X[observed], targets[observed], tasks[observed], weights[observed]
         self.tasks_, task_index = np.unique(tasks, return_inverse=True)
         # Rows are the distinct inputs (spec A1): a window shared by several tasks is one row.
-        inputs, row_index = np.unique(X, axis=0, return_inverse=True)
+        _, first, row_index = np.unique(X, axis=0, return_index=True, return_inverse=True)
         Y = MaskedOutputs.from_entries(row_index.ravel(), task_index, targets, weights,
-                                       shape=(len(inputs), len(self.tasks_)))
-        n_components = len(inputs) if self.n_components is None else min(self.n_components, len(inputs))
-        kernel_params = {"degree": self.degree, "coef0": self.coef0} if self.kernel == "poly" else None
-        # Nystroem on all distinct inputs is the exact factor K = F F^T (eigen square root with
-        # pseudo-inverse, G4); fewer landmarks give the low-rank features of spec A7.
-        self.feature_map_ = Nystroem(kernel=self.kernel, gamma=self.gamma, kernel_params=kernel_params,
-                                     n_components=n_components, random_state=self.random_state).fit(inputs)
-        F = self.feature_map_.transform(inputs)
+                                       shape=(len(first), len(self.tasks_)))
+        n_components = len(first) if self.n_components is None else min(self.n_components, len(first))
+        # Nystroem on all distinct inputs is the exact factor K = F F^T (eigen square root, G4);
+        # fewer landmarks give the low-rank features of spec A7.
+        if self.kernel == "precomputed":
+            distinct_columns = np.flatnonzero(observed)[first]
+            self.feature_map_ = _GramNystroem(n_components, random_state=self.random_state).fit(
+                X[first][:, distinct_columns], distinct_columns)
+        else:
+            kernel_params = {"degree": self.degree, "coef0": self.coef0} if self.kernel == "poly" else None
+            self.feature_map_ = Nystroem(kernel=self.kernel, gamma=self.gamma, kernel_params=kernel_params,
+                                         n_components=n_components, random_state=self.random_state).fit(X[first])
+        F = self.feature_map_.transform(X[first])
         m = len(self.tasks_)
         fixed = {"learned": None, "identity": np.eye(m), "ones": np.ones((m, 1))}[self.output_kernel]
         rng = check_random_state(self.random_state)
@@ -566,8 +620,13 @@ _DOC_PARAMETERS = """
     output_kernel : {"learned", "identity", "ones"}, default="learned"
         ``"learned"`` is OKL; ``"identity"`` fixes ``L = I`` (Independent baseline: kernel ridge
         per task) and ``"ones"`` fixes ``L = e e^T`` (Pooled baseline), spec A3 "Baselines".
-    kernel : {"rbf", "laplacian", "linear", "poly", "cosine"}, default="rbf"
-        Input kernel ``K_X``.
+    kernel : {"rbf", "laplacian", "linear", "poly", "cosine", "precomputed"}, default="rbf"
+        Input kernel ``K_X``. ``"precomputed"``: ``fit`` takes the Gram matrix ``K`` of the
+        training rows, shape ``(n_samples, n_samples)``, and ``predict`` (and ``fold_in``) the
+        kernel between new rows and the training rows, ``(n_new, n_samples)``; ``K`` enters only
+        through its factor ``K = F F^T`` (spec A3, A-step option 3), equal rows of ``K`` being
+        one input (A1). With ``n_components`` set, landmarks are drawn among the distinct rows of
+        ``K`` (sorted as rows of ``K``, not as inputs), so they differ from the named kernel's.
     gamma, degree, coef0 : kernel parameters as in ``sklearn.metrics.pairwise_kernels``.
     n_components : int, default=None
         Nystroem landmarks for the factor ``F``; ``None`` uses every distinct training input
@@ -589,7 +648,8 @@ _DOC_PARAMETERS = """
     tasks_ : ndarray of shape (n_tasks,)
         Sorted task ids.
     feature_map_ : Nystroem
-        The fitted input feature map ``x -> F`` row.
+        The fitted input feature map ``x -> F`` row (with ``kernel="precomputed"``: kernel
+        row with the training rows ``-> F`` row).
     input_coef_ : ndarray of shape (r, p)
         ``A_F``: shared projection of input features to ``p`` factors.
     task_coef_ : ndarray of shape (n_tasks, p)
@@ -629,7 +689,8 @@ class OutputKernelRegressor(RegressorMixin, _OutputKernelBase):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Inputs, or their Gram matrix with ``kernel="precomputed"``.
         y : array-like of shape (n_samples,)
         tasks : array-like of shape (n_samples,), default=None
             Task id of each row; ``None`` is one task.
@@ -679,7 +740,7 @@ class OutputKernelClassifier(BinaryMultiTaskMixin, ClassifierMixin, _OutputKerne
     def fit(self, X, y, tasks=None, sample_weight=None):
         """Fit on labels with exactly two distinct values (see ``OutputKernelRegressor.fit``)."""
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_ = _binary_classes(y, type(self).__name__)
+        self.classes_ = binary_classes(y, type(self).__name__)
         return self._fit_targets(X, self._encode_targets(y), tasks, sample_weight)
 
     def _encode_targets(self, y):

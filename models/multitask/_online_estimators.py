@@ -28,10 +28,10 @@ from river import base as river_base
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._online import OnlineMultiTaskLearner, check_task_id
+from ._tasks import binary_classes
 
 __all__ = [
     "OnlineMultiTaskRegressor",
@@ -204,17 +204,8 @@ class OnlineMultiTaskClassifier(ClassifierMixin, _MultiTaskBatch):
     def fit(self, X, y, tasks=None, sample_weight=None):
         """Fit on binary labels (see :meth:`OnlineMultiTaskRegressor.fit` for the arguments)."""
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y")
-        if y_type != "binary":
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is {y_type}; "
-                "binarise y first (e.g. stairs vs. not stairs)."
-            )
-        self.classes_, index = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
-            raise ValueError(f"{type(self).__name__} needs 2 classes in y, got 1 class ({self.classes_[0]!r})")
-        return self._fit_targets(X, 2.0 * index - 1.0, tasks, sample_weight)
+        self.classes_ = binary_classes(y, type(self).__name__)
+        return self._fit_targets(X, np.where(y == self.classes_[1], 1.0, -1.0), tasks, sample_weight)
 
     def decision_function(self, X, tasks=None):
         """``g_j(x)``; positive values predict ``classes_[1]``."""

@@ -1,10 +1,11 @@
-"""Task ids beside ``X``: the check and the binary decision rule the multi-task classifiers share."""
+"""Task ids beside ``X``, binary labels: the checks and the decision rule the multi-task classifiers share."""
 from __future__ import annotations
 
 import numpy as np
 from sklearn.metrics import accuracy_score
+from sklearn.utils.multiclass import type_of_target
 
-__all__ = ["check_tasks", "BinaryMultiTaskMixin"]
+__all__ = ["check_tasks", "binary_classes", "BinaryMultiTaskMixin"]
 
 
 class BinaryMultiTaskMixin:
@@ -50,3 +51,29 @@ def check_tasks(tasks, n_samples: int, where: str):
             f"{tasks.shape}. Pass an array of task ids aligned with X."
         )
     return tasks
+
+
+def binary_classes(y, owner: str) -> np.ndarray:
+    """The two sorted labels of ``y``; ``classes[1]`` is the positive class.
+
+    Refuses anything else with a ``ValueError`` that names ``owner`` and, in the words
+    scikit-learn's estimator checks look for, the problem: "1 class", or the target type
+    ("continuous", "multiclass") after "Only binary classification is supported".
+
+    Examples
+    --------
+    >>> binary_classes(["up", "flat", "up"], "M").tolist()
+    ['flat', 'up']
+    >>> binary_classes([0.5, 1.5, 2.25], "M")
+    Traceback (most recent call last):
+    ...
+    ValueError: Only binary classification is supported. The type of the target is continuous. ...
+    """
+    kind = type_of_target(y, input_name="y", raise_unknown=True)
+    classes = np.unique(y)
+    if len(classes) == 1:
+        raise ValueError(f"{owner} needs 2 classes in y, got 1 class ({classes[0]!r}); add rows of the other class.")
+    if kind != "binary":
+        raise ValueError(f"Only binary classification is supported. The type of the target is {kind}. "
+                         f"Binarise y first (e.g. stairs vs. not stairs) before fitting {owner}.")
+    return classes
