@@ -7,12 +7,19 @@ with the same C; ``sklearn.svm.LinearSVC(loss="hinge", dual=True, C=C, fit_inter
 solves the same primal (its dual variables are alpha_i = y_i c_i).  Both are scored by the
 same primal objective, relative to a reference optimum from a tight (tol=1e-6) LIBLINEAR run.
 
-Run: ``.venv/bin/python benchmarks/bench_kernel_machines.py`` (writes
-``benchmarks/results/kernel_machines.md``).  Timings are medians over repeats on a shared,
-noisy machine.
+The target is on the time ratio ours / LIBLINEAR (≤ 3× at a relative gap ≤ 1e-4), never on
+seconds: absolute times differ between machines of the same kind, and even the ratio moved between
+invocations (1.84× in one, 2.15–2.24× in others). So the comparison runs ``--runs`` times; each
+run alternates ``--repeats`` fits of both and takes the ratio of their median times, and the page
+gives the median ratio over runs with its min–max. The target is on that median; the times are
+information.
+
+Run: ``.venv/bin/python benchmarks/bench_kernel_machines.py [--runs 5] [--repeats 3]`` (writes
+``benchmarks/results/kernel_machines.md``).
 """
 from __future__ import annotations
 
+import argparse
 import platform
 import statistics
 import sys
@@ -32,7 +39,6 @@ from stairsense.models import solve_kernel_machine
 
 N_SAMPLES, N_FEATURES, NNZ_PER_ROW = 100_000, 20_000, 20
 C = 1.0
-REPEATS = 3
 OUR_TOL = 1e-3
 LIBLINEAR_TOL = 1e-4  # LinearSVC's default
 TARGET_GAP, TARGET_RATIO = 1e-4, 3.0
@@ -83,22 +89,34 @@ def timed(fn):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="timed comparisons, each giving one time ratio")
+    parser.add_argument("--repeats", type=int, default=3, help="fits of each solver per run (median)")
+    args = parser.parse_args()
     X, y = make_problem()
     kernel = LinearKernel(X)
     reference = primal(X, y, run_liblinear(X, y, tol=1e-6, max_iter=10_000))
     solve_kernel_machine(kernel, y, "hinge", C=C, max_iter=1, tol=1e30, track_objective=False)  # numba warm-up
 
-    rows = {"liblinear": [], "ours": []}
-    for seed in range(REPEATS):
-        t, w = timed(lambda: run_liblinear(X, y, LIBLINEAR_TOL))
-        rows["liblinear"].append((t, primal(X, y, w), None))
-        t, (w, sweeps) = timed(lambda: run_ours(kernel, y, seed))
-        rows["ours"].append((t, primal(X, y, w), sweeps))
-        print(f"repeat {seed}: liblinear {rows['liblinear'][-1][0]:.3f}s, ours {t:.3f}s ({sweeps} sweeps)", flush=True)
+    rows = {"liblinear": [], "ours": []}  # (seconds, primal objective) of every fit
+    run_medians = []  # (LIBLINEAR, ours) median seconds per run
+    for run in range(args.runs):
+        times = {"liblinear": [], "ours": []}
+        for seed in range(args.repeats):  # the same seeds in every run, so runs differ by the machine only
+            t, w = timed(lambda: run_liblinear(X, y, LIBLINEAR_TOL))
+            rows["liblinear"].append((t, primal(X, y, w)))
+            times["liblinear"].append(t)
+            t, (w, sweeps) = timed(lambda: run_ours(kernel, y, seed))
+            rows["ours"].append((t, primal(X, y, w)))
+            times["ours"].append(t)
+            print(f"run {run + 1}, repeat {seed}: liblinear {times['liblinear'][-1]:.3f}s, ours {t:.3f}s "
+                  f"({sweeps} sweeps)", flush=True)
+        run_medians.append((statistics.median(times["liblinear"]), statistics.median(times["ours"])))
 
-    med = {k: statistics.median(r[0] for r in v) for k, v in rows.items()}
+    med = {k: statistics.median(r[i] for r in run_medians) for i, k in enumerate(("liblinear", "ours"))}
     gap = {k: max(abs(r[1] - reference) / reference for r in v) for k, v in rows.items()}
-    ratio = med["ours"] / med["liblinear"]
+    ratios = [ours / liblinear for liblinear, ours in run_medians]
+    ratio = statistics.median(ratios)
     ok = gap["ours"] <= TARGET_GAP and ratio <= TARGET_RATIO
     table = [
         "# Linear hinge-loss CD vs LIBLINEAR (`benchmarks/bench_kernel_machines.py`)",
@@ -106,7 +124,9 @@ def main():
         f"Sparse problem: {N_SAMPLES:,} samples, {N_FEATURES:,} features, ~{NNZ_PER_ROW} non-zeros per row "
         f"(nnz = {X.nnz:,}), unit rows, C = {C}, no intercept. Same primal objective for both "
         "(`||w||^2/2 + C sum hinge`); reference optimum F* from LIBLINEAR at tol=1e-6.",
-        f"Median wall time over {REPEATS} repeats (shared 2-core machine, noisy). Python {platform.python_version()}.",
+        f"{args.runs} runs of {args.repeats} alternating fits of each solver; median time: the median over runs of "
+        f"each run's median wall time (shared 2-core machine, noisy: the times are information, the target is on "
+        f"the ratio). Python {platform.python_version()}.",
         "",
         *markdown_table(
             ["solver", "settings", "median time (s)", "times (s)", "worst relative gap to F*"],
@@ -119,8 +139,15 @@ def main():
             ],
         ),
         "",
-        f"F* = {reference:.6f}. Time ratio ours / LIBLINEAR (medians) = **{ratio:.2f}** "
-        f"(target <= {TARGET_RATIO:g} at gap <= {TARGET_GAP:g}): **{'met' if ok else 'NOT met'}**.",
+        "Per run (medians over its fits):",
+        "",
+        *markdown_table(["run", "LIBLINEAR (s)", "ours (s)", "ours / LIBLINEAR"],
+                        [(i + 1, f"{liblinear:.3f}", f"{ours:.3f}", f"{ours / liblinear:.2f}")
+                         for i, (liblinear, ours) in enumerate(run_medians)], align="lrrr"),
+        "",
+        f"F* = {reference:.6f}. Time ratio ours / LIBLINEAR (median over runs of each run's ratio of medians) = "
+        f"**{ratio:.2f}**, min–max {min(ratios):.2f}–{max(ratios):.2f} over {args.runs} runs "
+        f"(target <= {TARGET_RATIO:g} at gap <= {TARGET_GAP:g}): **{'met' if ok else 'MISSED'}**.",
         "",
     ]
     write_results(RESULTS, "\n".join(table))
