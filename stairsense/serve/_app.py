@@ -23,8 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ._auth import USER_NAME
-from ._engine import Engine, Pending, Rejected, ServeConfig, check_weights, finite_rows
+from ._engine import Engine, Pending, Rejected, ServeConfig
 from ._fastpath import ShortcutFastAPI, UploadEndpoint, encode_json, parse_upload
+from ._limits import bounded_rows
 from ._store import User, UserExistsError
 
 __all__ = ["create_app"]
@@ -176,7 +177,7 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
     def rows(name: str, X: list) -> np.ndarray:
         if len(X) > engine.config.max_rows:
             raise Rejected(413, f"{name} has {len(X)} rows; at most {engine.config.max_rows} per request")
-        return finite_rows(name, X, engine.n_features)
+        return bounded_rows(name, X, engine.n_features)
 
     @app.get("/v1/health", summary="liveness and the number of operations applied", openapi_extra={"security": []})
     async def health():
@@ -200,11 +201,10 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
             key = idempotency(headers)
             X, y, w = parse_upload(body)
             X = rows("X", X)
-            y = finite_rows("y", y, None)
-            w = np.ones(len(y)) if w is None else finite_rows("w", w, None)
+            y = bounded_rows("y", y)
+            w = np.ones(len(y)) if w is None else bounded_rows("w", w)
             if not len(y) == len(w) == len(X):
                 raise Rejected(422, f"X, y and w need one entry per row; got {len(X)}, {len(y)}, {len(w)}")
-            check_weights(w)
             return 200, await engine.submit(Pending(user.id, "update", key, X=X, y=y, w=w))
         except Rejected as rejected:
             return rejected.status, {"error": rejected.reason, **rejected.detail}

@@ -10,7 +10,9 @@ in a queue; one committer task takes *every* operation waiting (group commit, up
 4. commits: SQLite WAL with ``synchronous=FULL`` (or PostgreSQL) fsyncs before returning.
 
 Only then are the requests answered, so an acknowledged update is durable, and the in-memory
-state equals the replay of exactly the committed log.  If the commit fails, the batch is answered
+state equals the replay of exactly the committed log.  A request the learner refuses part-way
+is answered 422 on its own; the others of its group are committed as usual.  If the commit
+fails, the batch is answered
 503 ("retry with the same Idempotency-Key") and the learner is rebuilt from the store, so memory
 never holds an op the log does not.  Every access to the learner (writes, reads, publishing)
 runs on that one thread: reads never see an op that is applied but not yet committed.
@@ -341,8 +343,11 @@ class Engine:
                     results[i] = self._apply(p, appended)
                 except Rejected as rejected:
                     results[i] = rejected
-                except ValueError as error:  # e.g. a singular shared kernel (exact mode)
-                    results[i] = Rejected(422, str(error).splitlines()[0])
+                except (ValueError, ArithmeticError) as error:
+                    # The learner refused this request part-way (a singular shared kernel in exact
+                    # mode, a non-finite step): refuse it alone, commit the ones before it, rebuild
+                    # memory from the log and go on with the ones after it.
+                    results[i] = Rejected(422, _learner_refusal(error))
                     left, broken = todo[position + 1:], True
                     break
             tx.append(appended)
@@ -414,27 +419,16 @@ class Engine:
         return await self._call(self.store.latest_published)
 
 
+def _learner_refusal(error: Exception) -> str:
+    first = (str(error).splitlines() or [""])[0]
+    if isinstance(error, ValueError):
+        return first
+    return f"the learner cannot apply this upload ({type(error).__name__}: {first}); nothing of it was applied"
+
+
 def _log_checkpoint(job) -> None:
     # The ops are already durable: a failed checkpoint only means a longer replay next start.
     if job.exception() is not None:
         log.error("checkpoint failed; the log still has every operation", exc_info=job.exception())
     else:
         log.info("checkpoint written: %s", job.result())
-
-
-def finite_rows(name: str, values, n_features: int | None) -> np.ndarray:
-    """``values`` as a float64 array, refusing NaN/inf and (for X) rows of the wrong length."""
-    if n_features is not None:
-        for i, row in enumerate(values):
-            if len(row) != n_features:
-                raise Rejected(422, f"{name} row {i} has {len(row)} features; this server takes {n_features}")
-    array = np.asarray(values, dtype=np.float64)
-    if not np.all(np.isfinite(array)):
-        raise Rejected(422, f"{name} contains NaN or infinity")
-    return array
-
-
-def check_weights(w: np.ndarray) -> None:
-    if not np.all(w > 0):
-        raise Rejected(422, "w must be > 0 (a noise-variance scale)")
-

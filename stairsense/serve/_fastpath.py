@@ -50,6 +50,9 @@ def _parse_standard(body: bytes):
         raise Rejected(422, f"{constant} is not a finite number; send finite numbers only") from None
     except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
         raise Rejected(400, f"malformed JSON: {str(error).splitlines()[0]}") from None
+    except RecursionError:  # orjson stops at 1,024 levels, the standard library at its stack
+        raise Rejected(400, "malformed upload: JSON nested too deeply; send {\"X\": [[...], ...], "
+                            "\"y\": [...]}") from None
 
 
 def parse_upload(body: bytes) -> tuple[list, list, list | None]:
