@@ -106,6 +106,25 @@ def test_a_user_sees_and_deletes_only_its_own_task(api):
     assert api.state() == before
 
 
+def test_input_keys_are_each_users_own_and_tell_nothing_of_other_users_rows(api):
+    """The learner numbers the distinct inputs of all users; a user must not learn from its keys
+    that another user sent the same row, nor how many rows the server holds."""
+    rows = np.random.default_rng(3).normal(size=(5, D))
+    ann = api.upload("ann", rows, np.ones(5)).json()["keys"]
+    bob = api.upload("bob", rows[[4, 0]], [1.0, 1.0]).json()["keys"]  # rows ann sent
+    carl = api.user("carl") and api.upload("carl", np.full((1, D), 0.25), [1.0]).json()["keys"]  # a new row
+    assert len(set(ann) | set(bob) | set(carl)) == 8  # the same row, unrelated keys
+    assert carl != [5] and bob != [4, 0] and ann != [0, 1, 2, 3, 4]  # not the server's count of rows
+    assert all(0 <= k < 2**53 for k in ann + bob + carl)  # exact in every JSON client
+    listed = api.client.get("/v1/examples", headers=api.auth(api.tokens["bob"])).json()
+    assert sorted(listed["keys"]) == sorted(bob)
+    assert api.delete("bob", ann[0]).status_code == 404  # ann's key is nothing to bob
+    assert api.delete("bob", 2**60).status_code == 404
+    r = api.delete("bob", bob[1])
+    assert r.status_code == 200 and r.json()["keys"] == [bob[1]]
+    assert api.client.get("/v1/examples", headers=api.auth(api.tokens["ann"])).json()["keys"] == ann
+
+
 def _raw(api, body, token="ann", idem="fresh", **headers):
     base = {"content-type": "application/json", "Idempotency-Key": idem}
     if token is not None:
@@ -219,8 +238,10 @@ def test_restart_replays_log_and_checkpoint_bit_identically(tmp_path):
         for name in ["ann", "bob"]:
             api.user(name)
         for i in range(11):  # a checkpoint every >= 4 ops (written in the background), then the log
-            assert api.upload(["ann", "bob"][i % 2], rng.normal(size=(2, D)), rng.normal(size=2)).status_code == 200
-        assert api.delete("ann", 0).status_code == 200
+            r = api.upload(["ann", "bob"][i % 2], rng.normal(size=(2, D)), rng.normal(size=2))
+            assert r.status_code == 200
+            first = first if i else r.json()["keys"][0]
+        assert api.delete("ann", first).status_code == 200
         before = {n: api.predict(n, probes) for n in api.tokens}
         tokens = api.tokens
     with sqlite3.connect(path) as db:
@@ -256,7 +277,9 @@ def test_two_workers_on_one_store_stay_serialised(tmp_path):
             assert r.status_code == 200, r.text
             assert r.json()["seq"] == i + 1  # one gap-free sequence across both workers
             ids.setdefault(name, len(ids))
-            assert direct.update_many([ids[name]] * 2, X, y).tolist() == r.json()["keys"]
+            with sqlite3.connect(path) as db:
+                user_id = db.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()[0]
+            assert first.state.engine.public_keys(user_id, direct.update_many([ids[name]] * 2, X, y)) == r.json()["keys"]
         probes = rng.normal(size=(3, D))
         for name in ["ann", "bob"]:
             np.testing.assert_array_equal(a1.predict(name, probes), a2.predict(name, probes))

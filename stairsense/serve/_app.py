@@ -232,7 +232,8 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
 
         def entries(learner):
             keys, y, w = learner.entries(user.id)
-            return {"seq": engine.seq, "keys": keys.tolist(), "X": [learner.input(int(k)).tolist() for k in keys],
+            return {"seq": engine.seq, "keys": engine.public_keys(user.id, keys),
+                    "X": [learner.input(int(k)).tolist() for k in keys],
                     "y": y.tolist(), "w": w.tolist()}
         return await engine.read(entries)
 

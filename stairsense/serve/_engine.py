@@ -48,6 +48,7 @@ from stairsense.models.multitask import OnlineMultiTaskLearner, UnknownEntryErro
 
 from ._auth import new_token, token_hash, token_matches, token_user_name
 from ._checkpoint import CheckpointWriter
+from ._keys import KeyCipher
 from ._store import Op, Store, User, UserExistsError
 
 __all__ = ["Engine", "ServeConfig", "Rejected", "DEFAULT_LEARNER", "bootstrap_admin"]
@@ -191,6 +192,7 @@ class Engine:
             raise ValueError(f"this store was created with learner parameters {json.dumps(self.params)}; "
                              "start without --learner to keep them, or use a new store")
         self.n_features = n_features_of(self.params)
+        self._keys = KeyCipher(self.store.secret("input_key_secret"))
         self._users: dict[str, User] = {}
         self._stale = False
         self._recover()
@@ -360,19 +362,26 @@ class Engine:
         if prior is not None:
             seq, kind, keys = prior
             raise Rejected(409, f"Idempotency-Key {p.idem_key!r} was already used (op {seq}); nothing changed",
-                           {"applied": {"seq": seq, "kind": kind, "keys": keys.tolist()}})
+                           {"applied": {"seq": seq, "kind": kind, "keys": self.public_keys(p.user, keys)}})
         if p.kind == "update":
             keys = self.learner.update_many([p.user] * len(p.y), p.X, p.y, p.w)
         else:
+            key = self._keys.private(p.user, p.key)
             try:
-                self.learner.delete(p.user, p.key)
+                if key is None:
+                    raise UnknownEntryError(p.key)
+                self.learner.delete(p.user, key)
             except UnknownEntryError:
                 raise Rejected(404, f"you have no examples at key {p.key}") from None
-            keys = np.array([p.key], dtype=np.int64)
+            keys = np.array([key], dtype=np.int64)
         self.seq += 1
         appended.append(Op(self.seq, p.user, p.kind, p.idem_key, p.X, p.y, p.w, keys))
         self._idem[(p.user, p.idem_key)] = (self.seq, p.kind, keys)
-        return {"seq": self.seq, "keys": keys.tolist()}
+        return {"seq": self.seq, "keys": self.public_keys(p.user, keys)}
+
+    def public_keys(self, user: int, keys) -> list[int]:
+        """The learner's input ids ``keys`` as ``user`` sees them (:mod:`._keys`)."""
+        return [self._keys.public(user, int(k)) for k in keys]
 
     # ------------------------------------------------------------------ read
     async def read(self, fn):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import secrets
 import sqlite3
 import threading
 import time
@@ -199,6 +200,18 @@ class Store(ABC):
                             ("learner", json.dumps(learner_params, sort_keys=True)))
                 return learner_params
             return json.loads(row[0])
+
+    def secret(self, name: str) -> bytes:
+        """A random 32-byte secret kept in the store under ``name``, made on first use (every
+        worker of one store reads the same one)."""
+        with self._locked_transaction() as cur:
+            cur.execute(self._sql("SELECT value FROM meta WHERE key = ?"), (name,))
+            row = cur.fetchone()
+            if row is not None:
+                return bytes.fromhex(row[0])
+            value = secrets.token_bytes(32)
+            cur.execute(self._sql("INSERT INTO meta (key, value) VALUES (?, ?)"), (name, value.hex()))
+            return value
 
     # ----------------------------------------------------------------- users
     def add_user(self, name: str, token_hash: str, admin: bool) -> int:
