@@ -15,12 +15,21 @@ __all__ = ["add_parser"]
 
 
 def _write_secret(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` readable by the owner only, via a temp file and a rename."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text + "\n")
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` readable by the owner only, via a temp file and a rename.
+
+    The temp file is a new one (``mkstemp``: 0600, ``O_EXCL``): opening a fixed ``<path>.tmp``
+    kept the mode of a stale one left by a crash, 0644 or anything.
+    """
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def _learner(path) -> dict | None:

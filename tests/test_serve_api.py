@@ -4,7 +4,9 @@ Oracles: a dense solve of ``(K + λW) c = y`` over the uploads (``serve_harness.
 spec dinuzzo §3.2) for the predictions; the state before/after for every refused request.
 """
 import json
+import os
 import sqlite3
+import time
 from types import SimpleNamespace
 from unittest.mock import patch
 
@@ -392,3 +394,37 @@ def test_the_fast_json_parser_decides_uploads_as_the_standard_library(value, cut
 
 def _always_refuse(body):
     raise ValueError("standard library only")
+
+
+def test_every_store_file_is_created_owner_only_under_umask_022(tmp_path):
+    """The store, its WAL and shared memory and the checkpoint side file (with its own) hold every
+    user's inputs and labels: 0600 whatever the umask."""
+    old = os.umask(0o022)
+    try:
+        app = make_app(tmp_path / "s.db", checkpoint_every=2)
+        with TestClient(app) as client:
+            api = Api(client, app.state.admin_token)
+            api.user("ann")
+            for i in range(5):
+                assert api.upload("ann", np.full((1, D), i / 10), [1.0]).status_code == 200
+            wait_for(lambda: (tmp_path / "s.db-checkpoints").exists())
+            modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    finally:
+        os.umask(old)
+    assert {"s.db", "s.db-wal", "s.db-shm", "s.db-checkpoints", "s.db-checkpoints-wal"} <= set(modes), modes
+    assert set(modes.values()) == {0o600}, modes
+
+
+def test_a_store_made_world_readable_before_is_tightened_on_open(tmp_path):
+    path = tmp_path / "s.db"
+    SQLiteStore(path).close()
+    path.chmod(0o644)
+    SQLiteStore(path).close()
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def wait_for(condition, seconds=20.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)

@@ -24,3 +24,16 @@ def test_serve_bad_settings_exit_2_with_one_line(tmp_path, capsys):
     assert main(["serve", "--store", str(tmp_path / "b.db"), "--learner", str(other)]) == 2
     err = capsys.readouterr().err.strip()
     assert "created with other learner parameters" in err and "\n" not in err
+
+
+def test_admin_token_file_is_0600_even_over_a_stale_temp_file(tmp_path):
+    from stairsense._cli_serve import _write_secret
+
+    target = tmp_path / "s.db.admin-token"
+    stale = tmp_path / "s.db.admin-token.tmp"
+    stale.write_text("left by a crash")
+    stale.chmod(0o644)
+    _write_secret(target, "ss1.admin.secret")
+    assert target.read_text() == "ss1.admin.secret\n"
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert {p.name for p in tmp_path.iterdir()} == {target.name, stale.name}  # no new temp file left

@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import secrets
 import sqlite3
 import threading
@@ -441,6 +442,23 @@ class Store(ABC):
         self._conn.close()
 
 
+def _owner_only(path: Path) -> None:
+    """Make the database file ``path`` readable by its owner only (0600) before SQLite opens it.
+
+    It holds every user's inputs and labels.  SQLite creates a new file with the process umask
+    (0644 under the usual 022), and its ``-wal`` and ``-shm`` files with the database file's mode,
+    so the file is created here first with mode 0600 whatever the umask.  A store made before is
+    tightened in place (and its ``-wal``/``-shm`` with it, if they exist).
+    """
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for part in (Path(path), Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            if part.stat().st_mode & 0o077:
+                part.chmod(0o600)
+        except FileNotFoundError:
+            pass
+
+
 # One lock per database file for the SQLiteStore connections of this process (_locked_transaction).
 _PROCESS_LOCKS: dict[str, threading.Lock] = {}
 
@@ -470,6 +488,7 @@ class SQLiteStore(Store):
         # isolation_level=None: we issue BEGIN/COMMIT ourselves; check_same_thread=False: the
         # server drives the connection from one dedicated thread, not the one that opened it.
         path = path or self.path
+        _owner_only(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode.lower() != "wal":
