@@ -26,9 +26,10 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 D = LEARNER["feature_map"]["n_features_in"]
 
 
-def make_app(path, **config):
+def make_app(path, body_timeout_s=20.0, **config):
     settings = {"learner": LEARNER, "publish_interval_s": 0, "min_contributors": 1, **config}
-    return create_app(lambda: SQLiteStore(path), ServeConfig(**settings), max_body_bytes=20_000)
+    return create_app(lambda: SQLiteStore(path), ServeConfig(**settings), max_body_bytes=20_000,
+                      body_timeout_s=body_timeout_s)
 
 
 class Api:

@@ -24,7 +24,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ._auth import USER_NAME
 from ._engine import Engine, Pending, Rejected, ServeConfig
-from ._fastpath import ShortcutFastAPI, UploadEndpoint, encode_json, parse_upload
+from ._fastpath import ShortcutFastAPI, UploadEndpoint, encode_json, error_headers, parse_upload
+from ._http import body_deadline
 from ._limits import bounded_rows
 from ._store import User, UserExistsError
 
@@ -60,10 +61,11 @@ _IDEMPOTENCY_HEADER = {"parameters": [{
 
 
 class _BodyLimit:
-    """ASGI middleware: refuse bodies over ``max_bytes`` (declared or streamed) with 413."""
+    """ASGI middleware: refuse bodies over ``max_bytes`` (declared or streamed) with 413, and
+    bodies not received within ``timeout_s`` with 408 (:func:`._http.body_deadline`)."""
 
-    def __init__(self, app, max_bytes: int):
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app, max_bytes: int, timeout_s: float):
+        self.app, self.max_bytes, self.timeout_s = app, max_bytes, timeout_s
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -72,10 +74,11 @@ class _BodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             return await _too_large(self.max_bytes)(scope, receive, send)
         received = 0
+        in_time = body_deadline(receive, self.timeout_s)
 
         async def limited():
             nonlocal received
-            message = await receive()
+            message = await in_time()
             received += len(message.get("body", b""))
             if received > self.max_bytes:  # FastAPI re-raises HTTPException from a body read as is
                 raise HTTPException(413, _too_large_reason(self.max_bytes))
@@ -85,8 +88,7 @@ class _BodyLimit:
 
 
 def _error(status: int, reason: str, **detail) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse({"error": reason, **detail}, status_code=status, headers=headers)
+    return JSONResponse({"error": reason, **detail}, status_code=status, headers=error_headers(status))
 
 
 def _too_large_reason(max_bytes: int) -> str:
@@ -107,8 +109,11 @@ def _validation_reason(exc: RequestValidationError) -> tuple[int, str]:
 
 # ------------------------------------------------------------------------------------- the app
 def create_app(store_factory: Callable, config: ServeConfig | None = None, *, max_body_bytes: int = 1 << 20,
-               on_admin_token: Callable[[str], None] | None = None) -> FastAPI:
+               body_timeout_s: float = 20.0, on_admin_token: Callable[[str], None] | None = None) -> FastAPI:
     """The ASGI app; ``store_factory()`` opens the store (called once, on the store thread).
+
+    A request body larger than ``max_body_bytes`` is refused (413), one not received within
+    ``body_timeout_s`` seconds too (408, and the connection is closed).
 
     ``on_admin_token(token)`` is called once if the store had no admin yet (the token is stored
     only as a hash, so this is the only time it exists in clear); it is also kept in
@@ -130,8 +135,9 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
                               "personal predictions, download the published population snapshot.",
                   lifespan=lifespan)
     app.state.engine = engine
-    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes)
-    app.shortcut = _BodyLimit(UploadEndpoint(lambda headers, body: upload_answer(headers, body)), max_body_bytes)
+    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
+    app.shortcut = _BodyLimit(UploadEndpoint(lambda headers, body: upload_answer(headers, body)), max_body_bytes,
+                              body_timeout_s)
 
     @app.exception_handler(Rejected)
     async def _rejected(request, exc: Rejected):
@@ -217,8 +223,8 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
                   "required": True, "content": {"application/json": {"schema": Upload.model_json_schema()}}}})
     async def upload(request: Request):
         status, payload = await upload_answer(request.headers, await request.body())
-        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        return Response(encode_json(payload), status_code=status, media_type="application/json", headers=headers)
+        return Response(encode_json(payload), status_code=status, media_type="application/json",
+                        headers=error_headers(status))
 
     @app.delete("/v1/examples/{key}", summary="delete all my examples at one input key (exact unlearning)",
                 openapi_extra=_IDEMPOTENCY_HEADER)

@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ._engine import Rejected
 
-__all__ = ["parse_upload", "UploadEndpoint", "ShortcutFastAPI", "encode_json"]
+__all__ = ["parse_upload", "UploadEndpoint", "ShortcutFastAPI", "encode_json", "error_headers"]
 
 _FIELDS = ("X", "y", "w")
 
@@ -85,6 +85,16 @@ def parse_upload(body: bytes) -> tuple[list, list, list | None]:
     return X, _numbers("y", data["y"]), None if w is None else _numbers("w", w)
 
 
+def error_headers(status: int) -> dict | None:
+    """Headers an error answer needs: the scheme to authenticate with (401), and after a body
+    that came too slowly (408) the end of the connection, whose rest of a body is unread."""
+    if status == 401:
+        return {"WWW-Authenticate": "Bearer"}
+    if status == 408:
+        return {"Connection": "close"}
+    return None
+
+
 def encode_json(payload: dict) -> bytes:
     return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
 
@@ -126,7 +136,6 @@ class UploadEndpoint:
             status, payload = await self.handler(headers, b"".join(chunks))
         content = encode_json(payload)
         head = [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
-        if status == 401:
-            head.append((b"www-authenticate", b"Bearer"))
+        head += [(k.lower().encode(), v.encode()) for k, v in (error_headers(status) or {}).items()]
         await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": content})
