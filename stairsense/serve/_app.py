@@ -200,6 +200,12 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
             raise Rejected(409, str(error)) from None
         return {"name": body.name, "token": token}
 
+    @app.post("/v1/users/{name}/purge", summary="remove every example of a user (admin): out of the model, "
+                                               "the log and the checkpoints; the account stays")
+    async def purge(name: str, request: Request):
+        await authorize(request, "admin")
+        return await engine.purge(name)
+
     async def upload_answer(headers, body: bytes) -> tuple[int, dict]:
         """``POST /v1/examples``: ``(status, JSON payload)``; 200 only once the upload is durable."""
         try:

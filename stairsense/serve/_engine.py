@@ -236,12 +236,68 @@ class Engine:
                 keys = self.learner.update_many([op.user] * len(op.y), op.X, op.y, op.w)
                 if not np.array_equal(keys, op.keys):
                     raise RuntimeError(f"replay of op {op.seq} gave input keys {keys} instead of {op.keys}")
+            elif op.kind == "purge":
+                self._remove_task(op.user)
             else:
                 self.learner.delete(op.user, int(op.keys[0]))
             self.seq = op.seq
             self._idem[(op.user, op.idem_key)] = (op.seq, op.kind, op.keys)
 
     # ----------------------------------------------------------------- users
+    async def purge(self, name: str) -> dict:
+        """Remove every example of user ``name`` (an admin's remedy for a user's data); see :meth:`_purge`."""
+        user = await self._call(self.store.user, name)
+        if user is None:
+            raise Rejected(404, f"no user {name!r}")
+        if user.admin:
+            raise Rejected(422, "the admin has no examples to purge")
+        try:
+            return await self._call(self._purge, user)
+        except Rejected:
+            raise
+        except Exception as error:
+            log.exception("purge of user %s failed", name)
+            raise Rejected(503, f"storage failed ({type(error).__name__}) part-way; the examples are out of "
+                                "the model, send the purge again to remove them from the store") from None
+
+    def _purge(self, user: User) -> dict:
+        """Take ``user``'s task out of the learner and the store, in an order a kill cannot break:
+
+        1. a ``purge`` op in the log (its replay, :meth:`_remove_task`, is deterministic, so every
+           worker and every restart from an older checkpoint gets the same state);
+        2. a whole checkpoint at that op (written now, not in the background), so that no restart
+           needs the log before it;
+        3. one transaction that drops the older checkpoints and published snapshots (they hold the
+           user's contribution) and the payloads of the user's ops, then the checkpoint rows no
+           manifest names.  A kill before 3 leaves the data in the store but out of the model;
+           sending the purge again finishes it.
+        """
+        self._fresh()
+        job = self._checkpoint_job
+        if job is not None:
+            job.exception()  # wait for a checkpoint in flight: the next one must be this one
+        with self.store.writing() as tx:
+            self._replay(tx.ops_after(self.seq))
+            removed = len(self.learner.entries(user.id)[0])
+            self.seq += 1
+            op = Op(self.seq, user.id, "purge", f"purge:{self.seq}", None, None, None, np.zeros(0, dtype=np.int64))
+            try:
+                self._remove_task(user.id)
+            except Exception:
+                self._stale = True
+                raise
+            tx.append([op])
+        self._idem[(user.id, op.idem_key)] = (op.seq, op.kind, op.keys)
+        seq = self.seq
+        self._checkpointer.submit(self._writer.prime, None, None).result()  # write every part, not what changed
+        self.checkpoint_seq = seq
+        self._checkpoint_job = self._checkpointer.submit(self._writer.write, seq, self.learner.freeze())
+        self._checkpoint_job.result()
+        self.store.forget(user.id, seq)
+        self._checkpointer.submit(self._writer.store_garbage).result()
+        log.info("purged user %s at op %d (%d entries)", user.name, seq, removed)
+        return {"seq": seq, "name": user.name, "removed": removed}
+
     async def create_user(self, name: str) -> str:
         token = new_token(name)
         await self._call(self.store.add_user, name, token_hash(token), False)
@@ -324,6 +380,19 @@ class Engine:
         for i in range(len(X)):
             Phi[i] = feature_map(np.ascontiguousarray(X[i], dtype=np.float64))[0]
         return {**arrays, "Phi": Phi}
+
+    def _remove_task(self, task: int) -> None:
+        """Take every entry of ``task`` out of the learner, then recompute the state from the other
+        tasks' stored triples (spec §3.7-2 deletions, then §3.7-3 rebuild), so that no trace of the
+        task's rank-one steps is left in the rounding of A and b.  Input ids stay (later ops refer
+        to them).  The result goes through a snapshot with ``Phi`` recomputed row by row, as a
+        restart from a checkpoint computes it, so memory, replays and restarts agree bit for bit."""
+        for key in self.learner.entries(task)[0].tolist():
+            self.learner.delete(task, key)
+        self.learner.rebuild()
+        arrays, meta = self.learner.snapshot()
+        arrays.pop("Phi", None)
+        self.learner = OnlineMultiTaskLearner.from_snapshot(self._with_features(arrays), meta)
 
     def _checkpoint(self) -> None:
         """Freeze the learner now (cheap) and write the checkpoint on the checkpoint thread."""

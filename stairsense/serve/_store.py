@@ -346,6 +346,18 @@ class Store(ABC):
                                       "SET value = excluded.value"), ("truncated_through", str(upto)))
             self._pause_since(started)
 
+    def forget(self, user: int, seq: int) -> None:
+        """Drop what the store holds of ``user``'s examples once the checkpoint at op ``seq`` (its
+        purge) is registered: the older checkpoint manifests and published snapshots (they include
+        the user's contribution) and the payloads of the user's ops (their rows stay, as the record
+        of the idempotency keys).  The checkpoint rows left unnamed go with the next
+        :meth:`collect_checkpoint_garbage`."""
+        with self._locked_transaction() as cur:
+            cur.execute(self._sql("DELETE FROM checkpoints WHERE seq < ?"), (seq,))
+            cur.execute(self._sql("DELETE FROM published WHERE seq < ?"), (seq,))
+            cur.execute(self._sql("UPDATE ops SET x = NULL, y = NULL, w = NULL WHERE user_id = ? AND seq <= ?"),
+                        (user, seq))
+
     def collect_checkpoint_garbage(self, batch: int = 128) -> int:
         """Delete the task rows older than the oldest kept checkpoint that no kept manifest names
         (superseded states, and parts of checkpoints never registered); returns how many.  Rows
