@@ -161,6 +161,8 @@ BAD_REQUESTS = {
     "309-digit feature": (lambda a: _raw(a, b'{"X": [[0, 1, 2], [0, 1, ' + b"9" * 309 + b']], "y": [1, 2]}'), 422,
                           "X row 1 feature 2 is an integer too large"),
     "nested 1,025 deep": (lambda a: _raw(a, b"[" * 1025 + b"]" * 1025), 400, "nested"),
+    "no token before a bad body": (lambda a: a.client.post("/v1/predict", content=b'{"X": 5}'), 401, "missing token"),
+    "no token, bad key": (lambda a: a.client.delete("/v1/examples/abc"), 401, "missing token"),
     "predict huge feature": (lambda a: a.client.post("/v1/predict", json={"X": [[0, 1e154, 2]]},
                                                      headers=a.auth(a.tokens["ann"])), 422, "X row 0 feature 1"),
     "unknown field": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1], "task": "bob"}'), 422, "task"),
@@ -353,8 +355,20 @@ def test_openapi_page_documents_every_endpoint_and_the_bearer_scheme(served):
             "/v1/health"} <= set(schema["paths"])
     assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     upload = schema["paths"]["/v1/examples"]["post"]
-    assert "requestBody" in upload and [p["name"] for p in upload["parameters"]] == ["Idempotency-Key"]
+    assert [p["name"] for p in upload["parameters"]] == ["Idempotency-Key"]
+    assert "retrying" in upload["parameters"][0]["description"]
+    body = upload["requestBody"]["content"]["application/json"]["schema"]
+    row = body["properties"]["X"]["items"]
+    assert row["minItems"] == row["maxItems"] == D and row["items"]["maximum"] == 1000
+    assert body["properties"]["w"]["items"]["minimum"] == 1e-6
+    assert set(upload["responses"]) == {"200", "400", "401", "403", "408", "409", "413", "422", "503"}
+    assert upload["responses"]["409"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
     assert served.client.get("/docs").status_code == 200
+
+
+def test_a_wrong_method_is_405_with_allow_and_one_line(served):
+    r = served.client.put("/v1/predict")
+    assert r.status_code == 405 and r.headers["allow"] == "POST" and r.json() == {"error": "Method Not Allowed"}
 
 
 # An upload body as a client might get it wrong: JSON values (huge integers, 1e999, NaN, lone

@@ -15,49 +15,22 @@ from contextlib import asynccontextmanager
 from typing import Callable
 
 import numpy as np
-from fastapi import FastAPI, HTTPException, Query, Request
-from fastapi.openapi.utils import get_openapi
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ._auth import USER_NAME
 from ._engine import Engine, Pending, Rejected, ServeConfig
-from ._fastpath import ShortcutFastAPI, UploadEndpoint, encode_json, error_headers, parse_upload
+from ._fastpath import (ShortcutFastAPI, UploadEndpoint, encode_json, error_headers, parse_new_user, parse_predict,
+                        parse_upload)
 from ._http import body_deadline
 from ._limits import bounded_rows
+from ._openapi import describe
 from ._store import User, UserExistsError
 
 __all__ = ["create_app"]
-
-
-# ------------------------------------------------------------------------------------- schemas
-class _Strict(BaseModel):
-    # strict: "1.5" is text, not a number (no silent coercion); ints are still numbers
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
-
-
-class NewUser(_Strict):
-    name: str = Field(description="1-64 letters, digits, '_' or '-'", examples=["ann"])
-
-
-class Upload(_Strict):
-    """The upload body, for the OpenAPI page; the hot path checks it with the same rules
-    (``_fastpath.parse_upload``)."""
-
-    X: list[list[float]] = Field(min_length=1, description="input rows (n_features each)")
-    y: list[float] = Field(description="one label per row")
-    w: list[float] | None = Field(None, description="noise-variance scale per row (> 0, default 1)")
-
-
-class PredictRequest(_Strict):
-    X: list[list[float]] = Field(min_length=1, description="input rows (n_features each)")
-
-
-_IDEMPOTENCY_HEADER = {"parameters": [{
-    "name": "Idempotency-Key", "in": "header", "required": True, "schema": {"type": "string", "maxLength": 200},
-    "description": "unique per request; resend it unchanged when retrying (a reused key is refused with 409)"}]}
 
 
 class _BodyLimit:
@@ -87,8 +60,9 @@ class _BodyLimit:
         await self.app(scope, limited, send)
 
 
-def _error(status: int, reason: str, **detail) -> JSONResponse:
-    return JSONResponse({"error": reason, **detail}, status_code=status, headers=error_headers(status))
+def _error(status: int, reason: str, headers: dict | None = None, **detail) -> JSONResponse:
+    return JSONResponse({"error": reason, **detail}, status_code=status,
+                        headers={**(error_headers(status) or {}), **(headers or {})})
 
 
 def _too_large_reason(max_bytes: int) -> str:
@@ -149,7 +123,7 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request, exc: StarletteHTTPException):
-        return _error(exc.status_code, str(exc.detail))
+        return _error(exc.status_code, str(exc.detail), exc.headers)  # 405 carries Allow
 
     # Authentication reads the headers directly instead of through FastAPI's dependency chain:
     # this is the per-request hot path, and each dependency level costs more than the check itself.
@@ -190,15 +164,16 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
         return {"status": "ok", "seq": engine.seq, "n_features": engine.n_features}
 
     @app.post("/v1/users", status_code=201, summary="create a user (admin); the token is shown once")
-    async def create_user(body: NewUser, request: Request):
+    async def create_user(request: Request):
         await authorize(request, "admin")
-        if not USER_NAME.fullmatch(body.name):
+        name = parse_new_user(await request.body())
+        if not USER_NAME.fullmatch(name):
             raise Rejected(422, "name must be 1-64 letters, digits, '_' or '-'")
         try:
-            token = await engine.create_user(body.name)
+            token = await engine.create_user(name)
         except UserExistsError as error:
             raise Rejected(409, str(error)) from None
-        return {"name": body.name, "token": token}
+        return JSONResponse({"name": name, "token": token}, status_code=201)
 
     @app.post("/v1/users/{name}/purge", summary="remove every example of a user (admin): out of the model, "
                                                "the log and the checkpoints; the account stays")
@@ -224,19 +199,19 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
     # Answered by app.shortcut before FastAPI's middleware and routing (the hot path); declared here too
     # so that the OpenAPI page documents it, and served the same way if the shortcut is bypassed.
     @app.post("/v1/examples", summary="upload labelled examples (durable when answered); one request may carry "
-                                      "up to max_rows examples, each one update",
-              openapi_extra={**_IDEMPOTENCY_HEADER, "requestBody": {
-                  "required": True, "content": {"application/json": {"schema": Upload.model_json_schema()}}}})
+                                      "up to max_rows examples, each one update")
     async def upload(request: Request):
         status, payload = await upload_answer(request.headers, await request.body())
         return Response(encode_json(payload), status_code=status, media_type="application/json",
                         headers=error_headers(status))
 
-    @app.delete("/v1/examples/{key}", summary="delete all my examples at one input key (exact unlearning)",
-                openapi_extra=_IDEMPOTENCY_HEADER)
-    async def delete(key: int, request: Request):
+    @app.delete("/v1/examples/{key}", summary="delete all my examples at one input key (exact unlearning)")
+    async def delete(key: str, request: Request):
         user = await authorize(request, "user")
-        return await engine.submit(Pending(user.id, "delete", idempotency(request.headers), key=key))
+        idem = idempotency(request.headers)
+        if not (key.isascii() and key.lstrip("-").isdigit()):
+            raise Rejected(404, f"you have no examples at key {key[:40]!r}; keys are integers")
+        return await engine.submit(Pending(user.id, "delete", idem, key=int(key)))
 
     @app.get("/v1/examples", summary="my stored examples (merged per input key)")
     async def my_examples(request: Request):
@@ -250,15 +225,16 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
         return await engine.read(entries)
 
     @app.post("/v1/predict", summary="my personal predictions g_j(x)")
-    async def predict(body: PredictRequest, request: Request):
+    async def predict(request: Request):
         user = await authorize(request, "user")
-        X = rows("X", body.X)
+        X = rows("X", parse_predict(await request.body()))
         return await engine.read(lambda learner: {"seq": engine.seq, "y": learner.predict(user.id, X).tolist()})
 
     @app.get("/v1/snapshot", summary="the published population snapshot (X̌, y̌, H) and public parameters")
-    async def snapshot(request: Request,
-                       format: str = Query("json", pattern="^(json|npz)$", description="json or npz")):
+    async def snapshot(request: Request, format: str = "json"):
         await authorize(request, "any")
+        if format not in ("json", "npz"):
+            raise Rejected(422, f"format must be json or npz, got {format[:20]!r}")
         published = await engine.latest_published()
         if published is None:
             raise Rejected(404, "no snapshot published yet (it needs enough contributing users)")
@@ -276,15 +252,11 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
         return await engine.publish()
 
     def openapi():
-        """The generated schema plus the bearer-token scheme (authentication is not a FastAPI
-        dependency here, so the generator does not see it)."""
+        """The routes' schema completed by :func:`._openapi.describe` (bodies, errors, the bearer
+        scheme: none of them goes through FastAPI's validation or dependencies here)."""
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-            schema.setdefault("components", {})["securitySchemes"] = {
-                "bearer": {"type": "http", "scheme": "bearer",
-                           "description": "a token from POST /v1/users (or the admin token)"}}
-            schema["security"] = [{"bearer": []}]
-            app.openapi_schema = schema
+            app.openapi_schema = describe(schema, engine.n_features, engine.config.max_rows)
         return app.openapi_schema
 
     app.openapi = openapi
