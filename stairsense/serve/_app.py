@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Callable
 
 import numpy as np
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
@@ -34,8 +34,13 @@ __all__ = ["create_app"]
 
 
 class _BodyLimit:
-    """ASGI middleware: refuse bodies over ``max_bytes`` (declared or streamed) with 413, and
-    bodies not received within ``timeout_s`` with 408 (:func:`._http.body_deadline`)."""
+    """ASGI middleware: receive the whole body before the app sees the request, refusing bodies
+    over ``max_bytes`` (declared or streamed) with 413 and bodies not received within
+    ``timeout_s`` with 408 (:func:`._http.body_deadline`, the connection is then closed).
+
+    Whole first, because an endpoint may answer before it reads the body (401 for a missing
+    token): the rest of the body would then arrive with no deadline at all, one byte at a time.
+    """
 
     def __init__(self, app, max_bytes: int, timeout_s: float):
         self.app, self.max_bytes, self.timeout_s = app, max_bytes, timeout_s
@@ -46,18 +51,30 @@ class _BodyLimit:
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             return await _too_large(self.max_bytes)(scope, receive, send)
-        received = 0
         in_time = body_deadline(receive, self.timeout_s)
+        chunks, received, more = [], 0, True
+        try:
+            while more:
+                message = await in_time()
+                if message["type"] == "http.disconnect":
+                    return
+                chunks.append(message.get("body", b""))
+                received += len(chunks[-1])
+                if received > self.max_bytes:
+                    return await _too_large(self.max_bytes)(scope, receive, send)
+                more = message.get("more_body", False)
+        except StarletteHTTPException as late:
+            return await _error(late.status_code, str(late.detail))(scope, receive, send)
+        body = b"".join(chunks)
 
-        async def limited():
-            nonlocal received
-            message = await in_time()
-            received += len(message.get("body", b""))
-            if received > self.max_bytes:  # FastAPI re-raises HTTPException from a body read as is
-                raise HTTPException(413, _too_large_reason(self.max_bytes))
+        async def replay():
+            nonlocal body
+            if body is None:
+                return await receive()
+            message, body = {"type": "http.request", "body": body, "more_body": False}, None
             return message
 
-        await self.app(scope, limited, send)
+        await self.app(scope, replay, send)
 
 
 def _error(status: int, reason: str, headers: dict | None = None, **detail) -> JSONResponse:

@@ -17,7 +17,6 @@ import json
 
 import orjson
 from fastapi import FastAPI
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ._engine import Rejected
 
@@ -143,25 +142,21 @@ class ShortcutFastAPI(FastAPI):
 
 class UploadEndpoint:
     """ASGI app answering a request with ``handler(headers, body) -> (status, payload)`` as JSON.
-    Meant to sit inside the body-size limit, whose 413 (raised from ``receive``) it answers."""
+    Meant to sit inside the body limits (size and deadline), which answer their own refusals."""
 
     def __init__(self, handler):
         self.handler = handler
 
     async def __call__(self, scope, receive, send):
         chunks, more = [], True
-        try:
-            while more:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return
-                chunks.append(message.get("body", b""))
-                more = message.get("more_body", False)
-        except StarletteHTTPException as refused:  # the body limit
-            status, payload = refused.status_code, {"error": str(refused.detail)}
-        else:
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            status, payload = await self.handler(headers, b"".join(chunks))
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        status, payload = await self.handler(headers, b"".join(chunks))
         content = encode_json(payload)
         head = [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
         head += [(k.lower().encode(), v.encode()) for k, v in (error_headers(status) or {}).items()]
