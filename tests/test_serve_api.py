@@ -422,7 +422,7 @@ def test_every_store_file_is_created_owner_only_under_umask_022(tmp_path):
             api.user("ann")
             for i in range(5):
                 assert api.upload("ann", np.full((1, D), i / 10), [1.0]).status_code == 200
-            wait_for(lambda: (tmp_path / "s.db-checkpoints").exists())
+            wait_for(lambda: (tmp_path / "s.db-checkpoints-wal").exists())
             modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
     finally:
         os.umask(old)
