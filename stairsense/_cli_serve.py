@@ -2,7 +2,8 @@
 
 Thin shell over :mod:`stairsense.serve`: open (or create) the store, make sure an admin exists
 (its token is written once to a 0600 file, the store keeps only its hash), then run uvicorn on
-loopback.  Put TLS in front with a reverse proxy (README "Personalisation server").
+loopback (another address needs ``--allow-remote``).  Put TLS in front with a reverse proxy
+(README "Personalisation server").
 """
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ def _write_secret(path: Path, text: str) -> None:
         tmp.write_text(text + "\n")
 
 
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
 def _learner(path) -> dict | None:
     if path is None:
         return None
@@ -38,6 +50,8 @@ def cmd_serve(args) -> int:
     from stairsense.serve import (
         DEFAULT_LEARNER,
         ENV_VARIABLE,
+        KEEP_ALIVE_S,
+        DeadlineProtocol,
         ServeConfig,
         app_from_env,
         bootstrap_admin,
@@ -47,6 +61,9 @@ def cmd_serve(args) -> int:
 
     if args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    if not (args.allow_remote or _loopback(args.host)):
+        raise ValueError(f"--host {args.host} is not a loopback address: bearer tokens and users' data would "
+                         "cross the network in clear; put a TLS reverse proxy in front and pass --allow-remote")
     learner = _learner(args.learner)
     config = ServeConfig(learner=learner, checkpoint_every=args.checkpoint_every,
                          publish_interval_s=args.publish_interval, min_contributors=args.min_contributors,
@@ -74,10 +91,12 @@ def cmd_serve(args) -> int:
         created = f"; admin token written to {token_file}" if token is not None else ""
         print(f"stairsense serve: {info['url']} (API docs {info['docs']}), store {args.store}{created}", flush=True)
     os.environ[ENV_VARIABLE] = json.dumps({"store": args.store, "config": asdict(config),
-                                           "max_body_bytes": args.max_body_bytes})
+                                           "max_body_bytes": args.max_body_bytes,
+                                           "body_timeout_s": args.body_timeout})
     target = "stairsense.serve:app_from_env" if args.workers > 1 else app_from_env()
     uvicorn.run(target, factory=args.workers > 1, host=args.host, port=args.port, workers=args.workers,
-                log_level=args.log_level, access_log=args.access_log)
+                log_level=args.log_level, access_log=args.access_log, http=DeadlineProtocol,
+                timeout_keep_alive=KEEP_ALIVE_S)
     return 0
 
 
@@ -90,7 +109,11 @@ def add_parser(subparsers) -> None:
                     "API docs at /docs.")
     p.add_argument("--store", default="stairsense-serve.db",
                    help="SQLite file (created if absent) or postgresql://… URL (default stairsense-serve.db)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1, loopback only; any other needs --allow-remote)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a --host that is not loopback, e.g. 0.0.0.0: only behind a reverse proxy that "
+                        "terminates TLS (tokens and data travel in clear otherwise)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--learner", metavar="JSON", help="learner parameters for a NEW store (ONLINE_API.md; default: "
                    "feature-map mode on the 79 window features)")
@@ -105,6 +128,9 @@ def add_parser(subparsers) -> None:
                         "about N (plus any committed while the last one was being written), and the log's "
                         "payloads before the older of the two kept checkpoints are dropped (default 10000)")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20, help="largest request body (default 1 MiB)")
+    p.add_argument("--body-timeout", type=float, default=20.0, metavar="S",
+                   help="seconds a client has to send a whole request body, else 408 and the connection is "
+                        "closed (default 20; request headers get 10 s, an idle keep-alive connection 5 s)")
     p.add_argument("--workers", type=int, default=1,
                    help="API worker processes sharing the store (writes serialised by its writer lock; default 1)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])

@@ -4,7 +4,9 @@ Oracles: a dense solve of ``(K + λW) c = y`` over the uploads (``serve_harness.
 spec dinuzzo §3.2) for the predictions; the state before/after for every refused request.
 """
 import json
+import os
 import sqlite3
+import time
 from types import SimpleNamespace
 from unittest.mock import patch
 
@@ -24,9 +26,10 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 D = LEARNER["feature_map"]["n_features_in"]
 
 
-def make_app(path, **config):
+def make_app(path, body_timeout_s=20.0, **config):
     settings = {"learner": LEARNER, "publish_interval_s": 0, "min_contributors": 1, **config}
-    return create_app(lambda: SQLiteStore(path), ServeConfig(**settings), max_body_bytes=20_000)
+    return create_app(lambda: SQLiteStore(path), ServeConfig(**settings), max_body_bytes=20_000,
+                      body_timeout_s=body_timeout_s)
 
 
 class Api:
@@ -106,6 +109,25 @@ def test_a_user_sees_and_deletes_only_its_own_task(api):
     assert api.state() == before
 
 
+def test_input_keys_are_each_users_own_and_tell_nothing_of_other_users_rows(api):
+    """The learner numbers the distinct inputs of all users; a user must not learn from its keys
+    that another user sent the same row, nor how many rows the server holds."""
+    rows = np.random.default_rng(3).normal(size=(5, D))
+    ann = api.upload("ann", rows, np.ones(5)).json()["keys"]
+    bob = api.upload("bob", rows[[4, 0]], [1.0, 1.0]).json()["keys"]  # rows ann sent
+    carl = api.user("carl") and api.upload("carl", np.full((1, D), 0.25), [1.0]).json()["keys"]  # a new row
+    assert len(set(ann) | set(bob) | set(carl)) == 8  # the same row, unrelated keys
+    assert carl != [5] and bob != [4, 0] and ann != [0, 1, 2, 3, 4]  # not the server's count of rows
+    assert all(0 <= k < 2**53 for k in ann + bob + carl)  # exact in every JSON client
+    listed = api.client.get("/v1/examples", headers=api.auth(api.tokens["bob"])).json()
+    assert sorted(listed["keys"]) == sorted(bob)
+    assert api.delete("bob", ann[0]).status_code == 404  # ann's key is nothing to bob
+    assert api.delete("bob", 2**60).status_code == 404
+    r = api.delete("bob", bob[1])
+    assert r.status_code == 200 and r.json()["keys"] == [bob[1]]
+    assert api.client.get("/v1/examples", headers=api.auth(api.tokens["ann"])).json()["keys"] == ann
+
+
 def _raw(api, body, token="ann", idem="fresh", **headers):
     base = {"content-type": "application/json", "Idempotency-Key": idem}
     if token is not None:
@@ -120,7 +142,29 @@ BAD_REQUESTS = {
     "NaN input": (lambda a: _raw(a, b'{"X": [[0, 1, NaN]], "y": [1]}'), 422, "finite"),
     "infinite label": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [Infinity]}'), 422, "finite"),
     "label count": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1, 2]}'), 422, "one entry per row"),
-    "zero weight": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1], "w": [0]}'), 422, "w must be > 0"),
+    "zero weight": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1], "w": [0]}'), 422, "w row 0 is 0; weights"),
+    # Finite but outside what the learner digests (serve/_limits.py): each used to be accepted and
+    # then broke every user's predictions (500), also after a restart (the log replays it).
+    "huge label, tiny weight": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1e308], "w": [1e-320]}'), 422,
+                                "y row 0 is 1e+308; labels must be finite numbers in [-1000, 1000]"),
+    "label above the range": (lambda a: _raw(a, b'{"X": [[0, 1, 2], [0, 1, 3]], "y": [1, 1000.5]}'), 422,
+                              "y row 1 is 1000.5"),
+    "opposite huge labels": (lambda a: _raw(a, b'{"X": [[0, 1, 2], [0, 1, 2]], "y": [1e308, -1e308]}'), 422,
+                             "y row 0"),
+    "huge feature": (lambda a: _raw(a, b'{"X": [[0, 1e154, 2]], "y": [1]}'), 422,
+                     "X row 0 feature 1 is 1e+154; inputs must be finite numbers in [-1000, 1000]"),
+    "subnormal weights": (lambda a: _raw(a, b'{"X": [[0, 1, 2], [0, 1, 2]], "y": [1, 1], "w": [5e-324, 5e-324]}'),
+                          422, "w row 0 is 4.94066e-324; weights must be finite numbers in [1e-06, 1e+06]"),
+    "weight above the range": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1], "w": [1e7]}'), 422, "w row 0"),
+    "309-digit label": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [' + b"9" * 309 + b']}'), 422,
+                        "y row 0 is an integer too large"),
+    "309-digit feature": (lambda a: _raw(a, b'{"X": [[0, 1, 2], [0, 1, ' + b"9" * 309 + b']], "y": [1, 2]}'), 422,
+                          "X row 1 feature 2 is an integer too large"),
+    "nested 1,025 deep": (lambda a: _raw(a, b"[" * 1025 + b"]" * 1025), 400, "nested"),
+    "no token before a bad body": (lambda a: a.client.post("/v1/predict", content=b'{"X": 5}'), 401, "missing token"),
+    "no token, bad key": (lambda a: a.client.delete("/v1/examples/abc"), 401, "missing token"),
+    "predict huge feature": (lambda a: a.client.post("/v1/predict", json={"X": [[0, 1e154, 2]]},
+                                                     headers=a.auth(a.tokens["ann"])), 422, "X row 0 feature 1"),
     "unknown field": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [1], "task": "bob"}'), 422, "task"),
     "text number": (lambda a: _raw(a, b'{"X": [["0", 1, 2]], "y": [1]}'), 422, "X.0.0"),
     "boolean number": (lambda a: _raw(a, b'{"X": [[0, 1, 2]], "y": [true]}'), 422, "y.0"),
@@ -199,8 +243,10 @@ def test_restart_replays_log_and_checkpoint_bit_identically(tmp_path):
         for name in ["ann", "bob"]:
             api.user(name)
         for i in range(11):  # a checkpoint every >= 4 ops (written in the background), then the log
-            assert api.upload(["ann", "bob"][i % 2], rng.normal(size=(2, D)), rng.normal(size=2)).status_code == 200
-        assert api.delete("ann", 0).status_code == 200
+            r = api.upload(["ann", "bob"][i % 2], rng.normal(size=(2, D)), rng.normal(size=2))
+            assert r.status_code == 200
+            first = first if i else r.json()["keys"][0]
+        assert api.delete("ann", first).status_code == 200
         before = {n: api.predict(n, probes) for n in api.tokens}
         tokens = api.tokens
     with sqlite3.connect(path) as db:
@@ -236,7 +282,9 @@ def test_two_workers_on_one_store_stay_serialised(tmp_path):
             assert r.status_code == 200, r.text
             assert r.json()["seq"] == i + 1  # one gap-free sequence across both workers
             ids.setdefault(name, len(ids))
-            assert direct.update_many([ids[name]] * 2, X, y).tolist() == r.json()["keys"]
+            with sqlite3.connect(path) as db:
+                user_id = db.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()[0]
+            assert first.state.engine.public_keys(user_id, direct.update_many([ids[name]] * 2, X, y)) == r.json()["keys"]
         probes = rng.normal(size=(3, D))
         for name in ["ann", "bob"]:
             np.testing.assert_array_equal(a1.predict(name, probes), a2.predict(name, probes))
@@ -307,8 +355,20 @@ def test_openapi_page_documents_every_endpoint_and_the_bearer_scheme(served):
             "/v1/health"} <= set(schema["paths"])
     assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     upload = schema["paths"]["/v1/examples"]["post"]
-    assert "requestBody" in upload and [p["name"] for p in upload["parameters"]] == ["Idempotency-Key"]
+    assert [p["name"] for p in upload["parameters"]] == ["Idempotency-Key"]
+    assert "retrying" in upload["parameters"][0]["description"]
+    body = upload["requestBody"]["content"]["application/json"]["schema"]
+    row = body["properties"]["X"]["items"]
+    assert row["minItems"] == row["maxItems"] == D and row["items"]["maximum"] == 1000
+    assert body["properties"]["w"]["items"]["minimum"] == 1e-6
+    assert set(upload["responses"]) == {"200", "400", "401", "403", "408", "409", "413", "422", "503"}
+    assert upload["responses"]["409"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
     assert served.client.get("/docs").status_code == 200
+
+
+def test_a_wrong_method_is_405_with_allow_and_one_line(served):
+    r = served.client.put("/v1/predict")
+    assert r.status_code == 405 and r.headers["allow"] == "POST" and r.json() == {"error": "Method Not Allowed"}
 
 
 # An upload body as a client might get it wrong: JSON values (huge integers, 1e999, NaN, lone
@@ -349,3 +409,37 @@ def test_the_fast_json_parser_decides_uploads_as_the_standard_library(value, cut
 
 def _always_refuse(body):
     raise ValueError("standard library only")
+
+
+def test_every_store_file_is_created_owner_only_under_umask_022(tmp_path):
+    """The store, its WAL and shared memory and the checkpoint side file (with its own) hold every
+    user's inputs and labels: 0600 whatever the umask."""
+    old = os.umask(0o022)
+    try:
+        app = make_app(tmp_path / "s.db", checkpoint_every=2)
+        with TestClient(app) as client:
+            api = Api(client, app.state.admin_token)
+            api.user("ann")
+            for i in range(5):
+                assert api.upload("ann", np.full((1, D), i / 10), [1.0]).status_code == 200
+            wait_for(lambda: (tmp_path / "s.db-checkpoints-wal").exists())
+            modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    finally:
+        os.umask(old)
+    assert {"s.db", "s.db-wal", "s.db-shm", "s.db-checkpoints", "s.db-checkpoints-wal"} <= set(modes), modes
+    assert set(modes.values()) == {0o600}, modes
+
+
+def test_a_store_made_world_readable_before_is_tightened_on_open(tmp_path):
+    path = tmp_path / "s.db"
+    SQLiteStore(path).close()
+    path.chmod(0o644)
+    SQLiteStore(path).close()
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def wait_for(condition, seconds=20.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)

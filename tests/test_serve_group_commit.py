@@ -212,3 +212,41 @@ def test_checkpoint_and_truncate_recover_the_dense_solve(tmp_path):
             np.testing.assert_allclose(got, expected[name], rtol=0, atol=1e-9)
         again = api.upload("ann", np.zeros((1, D)), [0.0], key="u0")  # its payload was truncated
         assert again.status_code == 409 and again.json()["applied"]["seq"] == 1
+
+
+@pytest.mark.parametrize("learner, bad", [
+    # Two equal rows of subnormal weight: the repeat's Δw (erratum E7) is 0, the step divides by it
+    # (ZeroDivisionError).  The HTTP layer now refuses such weights; the engine must still cope.
+    (LEARNER, dict(X=np.ones((2, D)), y=np.ones(2), w=np.full(2, 5e-324))),
+    # exp_dot overflows on large inputs: the step is NaN without raising (the learner's guard).
+    ({**LEARNER, "task_kernel": {"name": "exp_dot", "scale": 1.0}},
+     dict(X=np.vstack([np.full(D, 900.0), np.full(D, 899.0)]), y=np.ones(2), w=np.ones(2))),
+], ids=["zero division", "overflowing kernel"])
+def test_a_request_the_learner_refuses_fails_alone_in_its_group(tmp_path, learner, bad):
+    """240 valid uploads of three users committed around one that the learner cannot apply: the
+    bad one is answered 422 and leaves no trace, every other one is applied (it used to be 503 for
+    the whole group: 79 of 240 lost)."""
+    ops = [Pending(1 + i % 3, "update", f"k{i}", X=op.X, y=op.y, w=op.w) for i, op in enumerate(uploads(240, seed=7))]
+    ops.insert(100, Pending(0, "update", "bad", **bad))
+
+    async def run():
+        engine = Engine(lambda: SQLiteStore(tmp_path / "s.db"),
+                        ServeConfig(learner=learner, publish_interval_s=0))
+        await engine.start()
+        results = await submit_all(engine, ops)
+        out = predictions(engine, range(4)), engine.learner.entries(0)[0].tolist()
+        await engine.close()
+        return results, out
+
+    results, (got, bad_entries) = asyncio.run(run())
+    refused = results.pop(100)
+    ops.pop(100)
+    assert isinstance(refused, Rejected) and refused.status == 422, refused
+    assert "\n" not in refused.reason and bad_entries == []
+    assert all(isinstance(r, dict) for r in results), [r.reason for r in results if isinstance(r, Rejected)][:3]
+    assert sorted(r["seq"] for r in results) == list(range(1, 241))
+    if learner is LEARNER:
+        expected = dense_solve_predict(acked_rows(ops, results), PROBES, list(range(4)))
+        for u in range(4):
+            np.testing.assert_allclose(got[u], expected[u], rtol=0, atol=1e-9)
+    assert all(np.isfinite(got[u]).all() for u in range(4))

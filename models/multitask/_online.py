@@ -387,9 +387,15 @@ class OnlineMultiTaskLearner:
             ids = np.append(st.h[: st.size], s)
             krow = (1.0 - self.alpha) * self.task_kernel(self._X[s], self._X[ids])[0]
         Kt, Phi = (_EMPTY2, self._Phi) if self.feature_mode else (self._Kt, _EMPTY2)
-        st.step(kind, p, s, krow, Kt, 1.0 - self.alpha, y, w, self.lam, self._A, self._b, Phi)
+        _, gamma, mu = st.step(kind, p, s, krow, Kt, 1.0 - self.alpha, y, w, self.lam, self._A, self._b, Phi)
         self.n_updates += 1
         self._derived = None
+        if not (math.isfinite(gamma) and math.isfinite(mu)):
+            # A kernel value that overflowed (e.g. exp_dot on large inputs) gives NaN here without
+            # raising, and would spread through A and b to every task's predictions.
+            raise FloatingPointError(
+                f"the update step is not finite (gamma={gamma!r}, mu={mu!r}), e.g. a kernel value overflowed; "
+                "the learner's state is now invalid: rebuild it from the update log")
 
     def update(self, task, x, y, w=1.0):
         """Add the triple ``(x, y, w)`` of ``task`` exactly (spec §3.4 Alg. 5, Cases 1–3).
@@ -410,6 +416,12 @@ class OnlineMultiTaskLearner:
         -------
         key : int
             Id of ``x`` among the distinct inputs (stable; pass it to :meth:`delete`).
+
+        Raises
+        ------
+        FloatingPointError
+            If the step is not finite (a kernel value overflowed).  The state is then invalid
+            and must be rebuilt from the update log (the server does).
         """
         task = check_task_id(task)
         x = self._check_x(x)

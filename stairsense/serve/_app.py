@@ -15,54 +15,35 @@ from contextlib import asynccontextmanager
 from typing import Callable
 
 import numpy as np
-from fastapi import FastAPI, HTTPException, Query, Request
-from fastapi.openapi.utils import get_openapi
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ._auth import USER_NAME
-from ._engine import Engine, Pending, Rejected, ServeConfig, check_weights, finite_rows
-from ._fastpath import ShortcutFastAPI, UploadEndpoint, encode_json, parse_upload
+from ._engine import Engine, Pending, Rejected, ServeConfig
+from ._fastpath import (ShortcutFastAPI, UploadEndpoint, encode_json, error_headers, parse_new_user, parse_predict,
+                        parse_upload)
+from ._http import body_deadline
+from ._limits import bounded_rows
+from ._openapi import describe
 from ._store import User, UserExistsError
 
 __all__ = ["create_app"]
 
 
-# ------------------------------------------------------------------------------------- schemas
-class _Strict(BaseModel):
-    # strict: "1.5" is text, not a number (no silent coercion); ints are still numbers
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
-
-
-class NewUser(_Strict):
-    name: str = Field(description="1-64 letters, digits, '_' or '-'", examples=["ann"])
-
-
-class Upload(_Strict):
-    """The upload body, for the OpenAPI page; the hot path checks it with the same rules
-    (``_fastpath.parse_upload``)."""
-
-    X: list[list[float]] = Field(min_length=1, description="input rows (n_features each)")
-    y: list[float] = Field(description="one label per row")
-    w: list[float] | None = Field(None, description="noise-variance scale per row (> 0, default 1)")
-
-
-class PredictRequest(_Strict):
-    X: list[list[float]] = Field(min_length=1, description="input rows (n_features each)")
-
-
-_IDEMPOTENCY_HEADER = {"parameters": [{
-    "name": "Idempotency-Key", "in": "header", "required": True, "schema": {"type": "string", "maxLength": 200},
-    "description": "unique per request; resend it unchanged when retrying (a reused key is refused with 409)"}]}
-
-
 class _BodyLimit:
-    """ASGI middleware: refuse bodies over ``max_bytes`` (declared or streamed) with 413."""
+    """ASGI middleware: receive the whole body before the app sees the request, refusing bodies
+    over ``max_bytes`` (declared or streamed) with 413 and bodies not received within
+    ``timeout_s`` with 408 (:func:`._http.body_deadline`, the connection is then closed).
 
-    def __init__(self, app, max_bytes: int):
-        self.app, self.max_bytes = app, max_bytes
+    Whole first, because an endpoint may answer before it reads the body (401 for a missing
+    token): the rest of the body would then arrive with no deadline at all, one byte at a time.
+    """
+
+    def __init__(self, app, max_bytes: int, timeout_s: float):
+        self.app, self.max_bytes, self.timeout_s = app, max_bytes, timeout_s
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -70,22 +51,35 @@ class _BodyLimit:
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             return await _too_large(self.max_bytes)(scope, receive, send)
-        received = 0
+        in_time = body_deadline(receive, self.timeout_s)
+        chunks, received, more = [], 0, True
+        try:
+            while more:
+                message = await in_time()
+                if message["type"] == "http.disconnect":
+                    return
+                chunks.append(message.get("body", b""))
+                received += len(chunks[-1])
+                if received > self.max_bytes:
+                    return await _too_large(self.max_bytes)(scope, receive, send)
+                more = message.get("more_body", False)
+        except StarletteHTTPException as late:
+            return await _error(late.status_code, str(late.detail))(scope, receive, send)
+        body = b"".join(chunks)
 
-        async def limited():
-            nonlocal received
-            message = await receive()
-            received += len(message.get("body", b""))
-            if received > self.max_bytes:  # FastAPI re-raises HTTPException from a body read as is
-                raise HTTPException(413, _too_large_reason(self.max_bytes))
+        async def replay():
+            nonlocal body
+            if body is None:
+                return await receive()
+            message, body = {"type": "http.request", "body": body, "more_body": False}, None
             return message
 
-        await self.app(scope, limited, send)
+        await self.app(scope, replay, send)
 
 
-def _error(status: int, reason: str, **detail) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse({"error": reason, **detail}, status_code=status, headers=headers)
+def _error(status: int, reason: str, headers: dict | None = None, **detail) -> JSONResponse:
+    return JSONResponse({"error": reason, **detail}, status_code=status,
+                        headers={**(error_headers(status) or {}), **(headers or {})})
 
 
 def _too_large_reason(max_bytes: int) -> str:
@@ -106,8 +100,11 @@ def _validation_reason(exc: RequestValidationError) -> tuple[int, str]:
 
 # ------------------------------------------------------------------------------------- the app
 def create_app(store_factory: Callable, config: ServeConfig | None = None, *, max_body_bytes: int = 1 << 20,
-               on_admin_token: Callable[[str], None] | None = None) -> FastAPI:
+               body_timeout_s: float = 20.0, on_admin_token: Callable[[str], None] | None = None) -> FastAPI:
     """The ASGI app; ``store_factory()`` opens the store (called once, on the store thread).
+
+    A request body larger than ``max_body_bytes`` is refused (413), one not received within
+    ``body_timeout_s`` seconds too (408, and the connection is closed).
 
     ``on_admin_token(token)`` is called once if the store had no admin yet (the token is stored
     only as a hash, so this is the only time it exists in clear); it is also kept in
@@ -129,8 +126,9 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
                               "personal predictions, download the published population snapshot.",
                   lifespan=lifespan)
     app.state.engine = engine
-    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes)
-    app.shortcut = _BodyLimit(UploadEndpoint(lambda headers, body: upload_answer(headers, body)), max_body_bytes)
+    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
+    app.shortcut = _BodyLimit(UploadEndpoint(lambda headers, body: upload_answer(headers, body)), max_body_bytes,
+                              body_timeout_s)
 
     @app.exception_handler(Rejected)
     async def _rejected(request, exc: Rejected):
@@ -142,7 +140,7 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request, exc: StarletteHTTPException):
-        return _error(exc.status_code, str(exc.detail))
+        return _error(exc.status_code, str(exc.detail), exc.headers)  # 405 carries Allow
 
     # Authentication reads the headers directly instead of through FastAPI's dependency chain:
     # this is the per-request hot path, and each dependency level costs more than the check itself.
@@ -176,22 +174,29 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
     def rows(name: str, X: list) -> np.ndarray:
         if len(X) > engine.config.max_rows:
             raise Rejected(413, f"{name} has {len(X)} rows; at most {engine.config.max_rows} per request")
-        return finite_rows(name, X, engine.n_features)
+        return bounded_rows(name, X, engine.n_features)
 
     @app.get("/v1/health", summary="liveness and the number of operations applied", openapi_extra={"security": []})
     async def health():
         return {"status": "ok", "seq": engine.seq, "n_features": engine.n_features}
 
     @app.post("/v1/users", status_code=201, summary="create a user (admin); the token is shown once")
-    async def create_user(body: NewUser, request: Request):
+    async def create_user(request: Request):
         await authorize(request, "admin")
-        if not USER_NAME.fullmatch(body.name):
+        name = parse_new_user(await request.body())
+        if not USER_NAME.fullmatch(name):
             raise Rejected(422, "name must be 1-64 letters, digits, '_' or '-'")
         try:
-            token = await engine.create_user(body.name)
+            token = await engine.create_user(name)
         except UserExistsError as error:
             raise Rejected(409, str(error)) from None
-        return {"name": body.name, "token": token}
+        return JSONResponse({"name": name, "token": token}, status_code=201)
+
+    @app.post("/v1/users/{name}/purge", summary="remove every example of a user (admin): out of the model, "
+                                               "the log and the checkpoints; the account stays")
+    async def purge(name: str, request: Request):
+        await authorize(request, "admin")
+        return await engine.purge(name)
 
     async def upload_answer(headers, body: bytes) -> tuple[int, dict]:
         """``POST /v1/examples``: ``(status, JSON payload)``; 200 only once the upload is durable."""
@@ -200,11 +205,10 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
             key = idempotency(headers)
             X, y, w = parse_upload(body)
             X = rows("X", X)
-            y = finite_rows("y", y, None)
-            w = np.ones(len(y)) if w is None else finite_rows("w", w, None)
+            y = bounded_rows("y", y)
+            w = np.ones(len(y)) if w is None else bounded_rows("w", w)
             if not len(y) == len(w) == len(X):
                 raise Rejected(422, f"X, y and w need one entry per row; got {len(X)}, {len(y)}, {len(w)}")
-            check_weights(w)
             return 200, await engine.submit(Pending(user.id, "update", key, X=X, y=y, w=w))
         except Rejected as rejected:
             return rejected.status, {"error": rejected.reason, **rejected.detail}
@@ -212,19 +216,19 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
     # Answered by app.shortcut before FastAPI's middleware and routing (the hot path); declared here too
     # so that the OpenAPI page documents it, and served the same way if the shortcut is bypassed.
     @app.post("/v1/examples", summary="upload labelled examples (durable when answered); one request may carry "
-                                      "up to max_rows examples, each one update",
-              openapi_extra={**_IDEMPOTENCY_HEADER, "requestBody": {
-                  "required": True, "content": {"application/json": {"schema": Upload.model_json_schema()}}}})
+                                      "up to max_rows examples, each one update")
     async def upload(request: Request):
         status, payload = await upload_answer(request.headers, await request.body())
-        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        return Response(encode_json(payload), status_code=status, media_type="application/json", headers=headers)
+        return Response(encode_json(payload), status_code=status, media_type="application/json",
+                        headers=error_headers(status))
 
-    @app.delete("/v1/examples/{key}", summary="delete all my examples at one input key (exact unlearning)",
-                openapi_extra=_IDEMPOTENCY_HEADER)
-    async def delete(key: int, request: Request):
+    @app.delete("/v1/examples/{key}", summary="delete all my examples at one input key (exact unlearning)")
+    async def delete(key: str, request: Request):
         user = await authorize(request, "user")
-        return await engine.submit(Pending(user.id, "delete", idempotency(request.headers), key=key))
+        idem = idempotency(request.headers)
+        if not (key.isascii() and key.lstrip("-").isdigit()):
+            raise Rejected(404, f"you have no examples at key {key[:40]!r}; keys are integers")
+        return await engine.submit(Pending(user.id, "delete", idem, key=int(key)))
 
     @app.get("/v1/examples", summary="my stored examples (merged per input key)")
     async def my_examples(request: Request):
@@ -232,20 +236,22 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
 
         def entries(learner):
             keys, y, w = learner.entries(user.id)
-            return {"seq": engine.seq, "keys": keys.tolist(), "X": [learner.input(int(k)).tolist() for k in keys],
+            return {"seq": engine.seq, "keys": engine.public_keys(user.id, keys),
+                    "X": [learner.input(int(k)).tolist() for k in keys],
                     "y": y.tolist(), "w": w.tolist()}
         return await engine.read(entries)
 
     @app.post("/v1/predict", summary="my personal predictions g_j(x)")
-    async def predict(body: PredictRequest, request: Request):
+    async def predict(request: Request):
         user = await authorize(request, "user")
-        X = rows("X", body.X)
+        X = rows("X", parse_predict(await request.body()))
         return await engine.read(lambda learner: {"seq": engine.seq, "y": learner.predict(user.id, X).tolist()})
 
     @app.get("/v1/snapshot", summary="the published population snapshot (X̌, y̌, H) and public parameters")
-    async def snapshot(request: Request,
-                       format: str = Query("json", pattern="^(json|npz)$", description="json or npz")):
+    async def snapshot(request: Request, format: str = "json"):
         await authorize(request, "any")
+        if format not in ("json", "npz"):
+            raise Rejected(422, f"format must be json or npz, got {format[:20]!r}")
         published = await engine.latest_published()
         if published is None:
             raise Rejected(404, "no snapshot published yet (it needs enough contributing users)")
@@ -263,15 +269,11 @@ def create_app(store_factory: Callable, config: ServeConfig | None = None, *, ma
         return await engine.publish()
 
     def openapi():
-        """The generated schema plus the bearer-token scheme (authentication is not a FastAPI
-        dependency here, so the generator does not see it)."""
+        """The routes' schema completed by :func:`._openapi.describe` (bodies, errors, the bearer
+        scheme: none of them goes through FastAPI's validation or dependencies here)."""
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-            schema.setdefault("components", {})["securitySchemes"] = {
-                "bearer": {"type": "http", "scheme": "bearer",
-                           "description": "a token from POST /v1/users (or the admin token)"}}
-            schema["security"] = [{"bearer": []}]
-            app.openapi_schema = schema
+            app.openapi_schema = describe(schema, engine.n_features, engine.config.max_rows)
         return app.openapi_schema
 
     app.openapi = openapi

@@ -93,6 +93,12 @@ class CheckpointWriter:
                 "part_bytes": X.nbytes + sum(sum(a.nbytes for a in entry[1:]) for entry in changed),
                 "seconds": time.perf_counter() - started}
 
+    def store_garbage(self) -> int:
+        """Delete the checkpoint parts no manifest names (see ``Store.collect_checkpoint_garbage``)."""
+        if self._store is None:
+            self._store = self.store_factory()
+        return self._store.collect_checkpoint_garbage()
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()

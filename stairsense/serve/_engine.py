@@ -10,7 +10,9 @@ in a queue; one committer task takes *every* operation waiting (group commit, up
 4. commits: SQLite WAL with ``synchronous=FULL`` (or PostgreSQL) fsyncs before returning.
 
 Only then are the requests answered, so an acknowledged update is durable, and the in-memory
-state equals the replay of exactly the committed log.  If the commit fails, the batch is answered
+state equals the replay of exactly the committed log.  A request the learner refuses part-way
+is answered 422 on its own; the others of its group are committed as usual.  If the commit
+fails, the batch is answered
 503 ("retry with the same Idempotency-Key") and the learner is rebuilt from the store, so memory
 never holds an op the log does not.  Every access to the learner (writes, reads, publishing)
 runs on that one thread: reads never see an op that is applied but not yet committed.
@@ -46,6 +48,7 @@ from stairsense.models.multitask import OnlineMultiTaskLearner, UnknownEntryErro
 
 from ._auth import new_token, token_hash, token_matches, token_user_name
 from ._checkpoint import CheckpointWriter
+from ._keys import KeyCipher
 from ._store import Op, Store, User, UserExistsError
 
 __all__ = ["Engine", "ServeConfig", "Rejected", "DEFAULT_LEARNER", "bootstrap_admin"]
@@ -189,6 +192,7 @@ class Engine:
             raise ValueError(f"this store was created with learner parameters {json.dumps(self.params)}; "
                              "start without --learner to keep them, or use a new store")
         self.n_features = n_features_of(self.params)
+        self._keys = KeyCipher(self.store.secret("input_key_secret"))
         self._users: dict[str, User] = {}
         self._stale = False
         self._recover()
@@ -232,12 +236,68 @@ class Engine:
                 keys = self.learner.update_many([op.user] * len(op.y), op.X, op.y, op.w)
                 if not np.array_equal(keys, op.keys):
                     raise RuntimeError(f"replay of op {op.seq} gave input keys {keys} instead of {op.keys}")
+            elif op.kind == "purge":
+                self._remove_task(op.user)
             else:
                 self.learner.delete(op.user, int(op.keys[0]))
             self.seq = op.seq
             self._idem[(op.user, op.idem_key)] = (op.seq, op.kind, op.keys)
 
     # ----------------------------------------------------------------- users
+    async def purge(self, name: str) -> dict:
+        """Remove every example of user ``name`` (an admin's remedy for a user's data); see :meth:`_purge`."""
+        user = await self._call(self.store.user, name)
+        if user is None:
+            raise Rejected(404, f"no user {name!r}")
+        if user.admin:
+            raise Rejected(422, "the admin has no examples to purge")
+        try:
+            return await self._call(self._purge, user)
+        except Rejected:
+            raise
+        except Exception as error:
+            log.exception("purge of user %s failed", name)
+            raise Rejected(503, f"storage failed ({type(error).__name__}) part-way; the examples are out of "
+                                "the model, send the purge again to remove them from the store") from None
+
+    def _purge(self, user: User) -> dict:
+        """Take ``user``'s task out of the learner and the store, in an order a kill cannot break:
+
+        1. a ``purge`` op in the log (its replay, :meth:`_remove_task`, is deterministic, so every
+           worker and every restart from an older checkpoint gets the same state);
+        2. a whole checkpoint at that op (written now, not in the background), so that no restart
+           needs the log before it;
+        3. one transaction that drops the older checkpoints and published snapshots (they hold the
+           user's contribution) and the payloads of the user's ops, then the checkpoint rows no
+           manifest names.  A kill before 3 leaves the data in the store but out of the model;
+           sending the purge again finishes it.
+        """
+        self._fresh()
+        job = self._checkpoint_job
+        if job is not None:
+            job.exception()  # wait for a checkpoint in flight: the next one must be this one
+        with self.store.writing() as tx:
+            self._replay(tx.ops_after(self.seq))
+            removed = len(self.learner.entries(user.id)[0])
+            self.seq += 1
+            op = Op(self.seq, user.id, "purge", f"purge:{self.seq}", None, None, None, np.zeros(0, dtype=np.int64))
+            try:
+                self._remove_task(user.id)
+            except Exception:
+                self._stale = True
+                raise
+            tx.append([op])
+        self._idem[(user.id, op.idem_key)] = (op.seq, op.kind, op.keys)
+        seq = self.seq
+        self._checkpointer.submit(self._writer.prime, None, None).result()  # write every part, not what changed
+        self.checkpoint_seq = seq
+        self._checkpoint_job = self._checkpointer.submit(self._writer.write, seq, self.learner.freeze())
+        self._checkpoint_job.result()
+        self.store.forget(user.id, seq)
+        self._checkpointer.submit(self._writer.store_garbage).result()
+        log.info("purged user %s at op %d (%d entries)", user.name, seq, removed)
+        return {"seq": seq, "name": user.name, "removed": removed}
+
     async def create_user(self, name: str) -> str:
         token = new_token(name)
         await self._call(self.store.add_user, name, token_hash(token), False)
@@ -321,6 +381,19 @@ class Engine:
             Phi[i] = feature_map(np.ascontiguousarray(X[i], dtype=np.float64))[0]
         return {**arrays, "Phi": Phi}
 
+    def _remove_task(self, task: int) -> None:
+        """Take every entry of ``task`` out of the learner, then recompute the state from the other
+        tasks' stored triples (spec §3.7-2 deletions, then §3.7-3 rebuild), so that no trace of the
+        task's rank-one steps is left in the rounding of A and b.  Input ids stay (later ops refer
+        to them).  The result goes through a snapshot with ``Phi`` recomputed row by row, as a
+        restart from a checkpoint computes it, so memory, replays and restarts agree bit for bit."""
+        for key in self.learner.entries(task)[0].tolist():
+            self.learner.delete(task, key)
+        self.learner.rebuild()
+        arrays, meta = self.learner.snapshot()
+        arrays.pop("Phi", None)
+        self.learner = OnlineMultiTaskLearner.from_snapshot(self._with_features(arrays), meta)
+
     def _checkpoint(self) -> None:
         """Freeze the learner now (cheap) and write the checkpoint on the checkpoint thread."""
         self.checkpoint_seq = self.seq
@@ -341,8 +414,11 @@ class Engine:
                     results[i] = self._apply(p, appended)
                 except Rejected as rejected:
                     results[i] = rejected
-                except ValueError as error:  # e.g. a singular shared kernel (exact mode)
-                    results[i] = Rejected(422, str(error).splitlines()[0])
+                except (ValueError, ArithmeticError) as error:
+                    # The learner refused this request part-way (a singular shared kernel in exact
+                    # mode, a non-finite step): refuse it alone, commit the ones before it, rebuild
+                    # memory from the log and go on with the ones after it.
+                    results[i] = Rejected(422, _learner_refusal(error))
                     left, broken = todo[position + 1:], True
                     break
             tx.append(appended)
@@ -355,19 +431,26 @@ class Engine:
         if prior is not None:
             seq, kind, keys = prior
             raise Rejected(409, f"Idempotency-Key {p.idem_key!r} was already used (op {seq}); nothing changed",
-                           {"applied": {"seq": seq, "kind": kind, "keys": keys.tolist()}})
+                           {"applied": {"seq": seq, "kind": kind, "keys": self.public_keys(p.user, keys)}})
         if p.kind == "update":
             keys = self.learner.update_many([p.user] * len(p.y), p.X, p.y, p.w)
         else:
+            key = self._keys.private(p.user, p.key)
             try:
-                self.learner.delete(p.user, p.key)
+                if key is None:
+                    raise UnknownEntryError(p.key)
+                self.learner.delete(p.user, key)
             except UnknownEntryError:
                 raise Rejected(404, f"you have no examples at key {p.key}") from None
-            keys = np.array([p.key], dtype=np.int64)
+            keys = np.array([key], dtype=np.int64)
         self.seq += 1
         appended.append(Op(self.seq, p.user, p.kind, p.idem_key, p.X, p.y, p.w, keys))
         self._idem[(p.user, p.idem_key)] = (self.seq, p.kind, keys)
-        return {"seq": self.seq, "keys": keys.tolist()}
+        return {"seq": self.seq, "keys": self.public_keys(p.user, keys)}
+
+    def public_keys(self, user: int, keys) -> list[int]:
+        """The learner's input ids ``keys`` as ``user`` sees them (:mod:`._keys`)."""
+        return [self._keys.public(user, int(k)) for k in keys]
 
     # ------------------------------------------------------------------ read
     async def read(self, fn):
@@ -414,27 +497,16 @@ class Engine:
         return await self._call(self.store.latest_published)
 
 
+def _learner_refusal(error: Exception) -> str:
+    first = (str(error).splitlines() or [""])[0]
+    if isinstance(error, ValueError):
+        return first
+    return f"the learner cannot apply this upload ({type(error).__name__}: {first}); nothing of it was applied"
+
+
 def _log_checkpoint(job) -> None:
     # The ops are already durable: a failed checkpoint only means a longer replay next start.
     if job.exception() is not None:
         log.error("checkpoint failed; the log still has every operation", exc_info=job.exception())
     else:
         log.info("checkpoint written: %s", job.result())
-
-
-def finite_rows(name: str, values, n_features: int | None) -> np.ndarray:
-    """``values`` as a float64 array, refusing NaN/inf and (for X) rows of the wrong length."""
-    if n_features is not None:
-        for i, row in enumerate(values):
-            if len(row) != n_features:
-                raise Rejected(422, f"{name} row {i} has {len(row)} features; this server takes {n_features}")
-    array = np.asarray(values, dtype=np.float64)
-    if not np.all(np.isfinite(array)):
-        raise Rejected(422, f"{name} contains NaN or infinity")
-    return array
-
-
-def check_weights(w: np.ndarray) -> None:
-    if not np.all(w > 0):
-        raise Rejected(422, "w must be > 0 (a noise-variance scale)")
-

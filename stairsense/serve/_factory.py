@@ -31,4 +31,4 @@ def app_from_env():
     """The app for one uvicorn worker (``uvicorn --factory stairsense.serve._factory:app_from_env``)."""
     settings = json.loads(os.environ[ENV_VARIABLE])
     return create_app(partial(open_store, settings["store"]), ServeConfig(**settings["config"]),
-                      max_body_bytes=settings["max_body_bytes"])
+                      max_body_bytes=settings["max_body_bytes"], body_timeout_s=settings["body_timeout_s"])

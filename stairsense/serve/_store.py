@@ -21,6 +21,8 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -200,6 +202,18 @@ class Store(ABC):
                 return learner_params
             return json.loads(row[0])
 
+    def secret(self, name: str) -> bytes:
+        """A random 32-byte secret kept in the store under ``name``, made on first use (every
+        worker of one store reads the same one)."""
+        with self._locked_transaction() as cur:
+            cur.execute(self._sql("SELECT value FROM meta WHERE key = ?"), (name,))
+            row = cur.fetchone()
+            if row is not None:
+                return bytes.fromhex(row[0])
+            value = secrets.token_bytes(32)
+            cur.execute(self._sql("INSERT INTO meta (key, value) VALUES (?, ?)"), (name, value.hex()))
+            return value
+
     # ----------------------------------------------------------------- users
     def add_user(self, name: str, token_hash: str, admin: bool) -> int:
         with self._transaction() as cur:
@@ -332,6 +346,18 @@ class Store(ABC):
                                       "SET value = excluded.value"), ("truncated_through", str(upto)))
             self._pause_since(started)
 
+    def forget(self, user: int, seq: int) -> None:
+        """Drop what the store holds of ``user``'s examples once the checkpoint at op ``seq`` (its
+        purge) is registered: the older checkpoint manifests and published snapshots (they include
+        the user's contribution) and the payloads of the user's ops (their rows stay, as the record
+        of the idempotency keys).  The checkpoint rows left unnamed go with the next
+        :meth:`collect_checkpoint_garbage`."""
+        with self._locked_transaction() as cur:
+            cur.execute(self._sql("DELETE FROM checkpoints WHERE seq < ?"), (seq,))
+            cur.execute(self._sql("DELETE FROM published WHERE seq < ?"), (seq,))
+            cur.execute(self._sql("UPDATE ops SET x = NULL, y = NULL, w = NULL WHERE user_id = ? AND seq <= ?"),
+                        (user, seq))
+
     def collect_checkpoint_garbage(self, batch: int = 128) -> int:
         """Delete the task rows older than the oldest kept checkpoint that no kept manifest names
         (superseded states, and parts of checkpoints never registered); returns how many.  Rows
@@ -428,6 +454,23 @@ class Store(ABC):
         self._conn.close()
 
 
+def _owner_only(path: Path) -> None:
+    """Make the database file ``path`` readable by its owner only (0600) before SQLite opens it.
+
+    It holds every user's inputs and labels.  SQLite creates a new file with the process umask
+    (0644 under the usual 022), and its ``-wal`` and ``-shm`` files with the database file's mode,
+    so the file is created here first with mode 0600 whatever the umask.  A store made before is
+    tightened in place (and its ``-wal``/``-shm`` with it, if they exist).
+    """
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for part in (Path(path), Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            if part.stat().st_mode & 0o077:
+                part.chmod(0o600)
+        except FileNotFoundError:
+            pass
+
+
 # One lock per database file for the SQLiteStore connections of this process (_locked_transaction).
 _PROCESS_LOCKS: dict[str, threading.Lock] = {}
 
@@ -457,6 +500,7 @@ class SQLiteStore(Store):
         # isolation_level=None: we issue BEGIN/COMMIT ourselves; check_same_thread=False: the
         # server drives the connection from one dedicated thread, not the one that opened it.
         path = path or self.path
+        _owner_only(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode.lower() != "wal":
