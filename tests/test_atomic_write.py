@@ -14,9 +14,12 @@ import pytest
 
 from stairsense.stream import atomic_write
 
-# Writes forever in small pieces once the temporary file exists, so a signal lands mid-write.
+# Writes forever in small pieces once the temporary file exists, so a signal lands mid-write. A shell
+# without job control starts background jobs with SIGINT ignored, and Python keeps an inherited
+# SIG_IGN: the child takes Ctrl-C the way an interactive program does.
 _LONG_WRITE = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from stairsense.stream import atomic_write
 with atomic_write(sys.argv[1]) as tmp, open(tmp, "wb") as f:
     print(tmp, flush=True)
