@@ -26,12 +26,12 @@ from numbers import Real
 import numpy as np
 from river import base as river_base
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.metrics import accuracy_score, r2_score
+from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._online import OnlineMultiTaskLearner, check_task_id
-from ._tasks import binary_classes
+from ._tasks import BinaryMultiTaskMixin, binary_classes
 
 __all__ = [
     "OnlineMultiTaskRegressor",
@@ -182,7 +182,7 @@ class OnlineMultiTaskRegressor(RegressorMixin, _MultiTaskBatch):
         return r2_score(y, self.predict(X, tasks), sample_weight=sample_weight)
 
 
-class OnlineMultiTaskClassifier(ClassifierMixin, _MultiTaskBatch):
+class OnlineMultiTaskClassifier(BinaryMultiTaskMixin, ClassifierMixin, _MultiTaskBatch):
     """Binary least-squares classifier on the mixed-effect multi-task kernel (spec §3, batch form).
 
     Labels become ±1 (``classes_[1]`` is +1) and the decision function is the regression value
@@ -210,20 +210,6 @@ class OnlineMultiTaskClassifier(ClassifierMixin, _MultiTaskBatch):
     def decision_function(self, X, tasks=None):
         """``g_j(x)``; positive values predict ``classes_[1]``."""
         return self._values(X, tasks)
-
-    def predict(self, X, tasks=None):
-        """Labels: ``classes_[1]`` where ``decision_function >= 0``."""
-        positive = self.decision_function(X, tasks) >= 0
-        return self.classes_[positive.astype(int)]
-
-    def score(self, X, y, tasks=None, sample_weight=None):
-        """Mean accuracy of ``predict(X, tasks)``."""
-        return accuracy_score(y, self.predict(X, tasks), sample_weight=sample_weight)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 class _RiverMultiTask:
@@ -340,5 +326,5 @@ class RiverMultiTaskClassifier(_RiverMultiTask, river_base.Classifier):
         return {True: p, False: 1.0 - p}
 
     def predict_one(self, x):
-        """``True`` where ``g_j(x) >= 0``."""
-        return self._value(x) >= 0.0
+        """``True`` where ``g_j(x) > 0`` (the batch classifiers' tie rule: no evidence is not a stair)."""
+        return self._value(x) > 0.0
