@@ -37,8 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from stairsense.features import (
     RATIO_CLIP,
-    STEP_CONTEXT_NAMES,
-    window_features,
+    step_context_columns,
 )
 from stairsense.models import KOMDClassifier, StairstepModel, load_model
 from stairsense.models.stairstep import package_version
@@ -120,28 +119,6 @@ def _unpack(model: StairstepModel):
     if [int(c) for c in komd.classes_] != [0, STAIR]:
         raise ValueError(f"the classifier must be trained on labels 0 = NO_STAIR, 1 = STAIR; got classes {komd.classes_}")
     return scaler, np.flatnonzero(selector.get_support()), komd
-
-
-def step_context_columns(feature_names) -> int:
-    """How many trailing columns of ``feature_names`` are step-context features: 36 or 0.
-
-    Raises
-    ------
-    ValueError
-        When some, but not all 36 in order at the end, are there: the graph could not feed them.
-    """
-    names = list(feature_names)
-    n = len(STEP_CONTEXT_NAMES)
-    if tuple(names[-n:]) == STEP_CONTEXT_NAMES:
-        return n
-    stray = sorted(set(names) & set(STEP_CONTEXT_NAMES))
-    if stray:
-        raise ValueError(
-            f"the model's step-context features must be the 36 STEP_CONTEXT_NAMES, in order, after the Table 12.1 "
-            f"ones; got {len(stray)} of them elsewhere (e.g. {stray[0]!r}): train it on "
-            "stairsense.window_dataset features"
-        )
-    return 0
 
 
 def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_support_vectors: int | None = None):
@@ -393,15 +370,10 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
             "validation windows for a step-context model need their step-context rows: pass "
             "(samples, offsets, step_context) or SensorLogs (the context is computed from each log's kept windows)"
         )
-    if n_context and step_context.shape != (offsets.size - 1, n_context):
-        raise ValueError(f"the validation step_context must have shape ({offsets.size - 1}, {n_context}), one row per "
-                         f"window; got {step_context.shape}")
-    # Mizell models read two 3-column blocks (vertical, horizontal), 79 features each.
-    X = np.hstack([window_features(samples[:, c : c + 3].astype(np.float64), offsets)
-                   for c in range(0, samples.shape[1], 3)] + ([step_context] if n_context else []))
+    context = step_context if n_context else None
+    X = model.window_rows(samples, offsets, context)
     reference = model.decision_function(X)
     exact = precision == "fp32" and stored_head.dual_coef.size == model.pipeline[-1].dual_coef_.size
-    context = step_context if n_context else None
     scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets, context)
     # Issue 9: a reduced support set is held to the same agreement as any other compaction; a file
     # that decides differently from the evaluated model is refused, never written with a warning.

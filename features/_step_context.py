@@ -47,6 +47,7 @@ __all__ = [
     "STEP_SHAPE_NAMES",
     "STEP_CONTEXT_OF",
     "STEP_CONTEXT_NAMES",
+    "step_context_columns",
     "step_shape",
     "step_shape_features",
     "step_context_features",
@@ -172,3 +173,25 @@ def step_context_features(shape: np.ndarray, t_start_ns, t_end_ns, *, context: i
     for i, (row, a, b) in enumerate(zip(shape, t_start_ns, t_end_ns)):
         out[i] = ctx.push_shape(row, a, b)
     return out
+
+
+def step_context_columns(feature_names) -> int:
+    """How many trailing columns of ``feature_names`` are step-context features: 36 or 0.
+
+    Raises
+    ------
+    ValueError
+        When some, but not all 36 in order at the end, are there: the graph could not feed them.
+    """
+    names = list(feature_names)
+    n = len(STEP_CONTEXT_NAMES)
+    if tuple(names[-n:]) == STEP_CONTEXT_NAMES:
+        return n
+    stray = sorted(set(names) & set(STEP_CONTEXT_NAMES))
+    if stray:
+        raise ValueError(
+            f"the model's step-context features must be the 36 STEP_CONTEXT_NAMES, in order, after the Table 12.1 "
+            f"ones; got {len(stray)} of them elsewhere (e.g. {stray[0]!r}): train it on "
+            "stairsense.window_dataset features"
+        )
+    return 0

@@ -127,7 +127,7 @@ def test_a_model_without_step_context_exports_as_before(tmp_path):
 
 
 def test_step_context_names_out_of_place_are_refused(model):
-    from stairsense.export._export import step_context_columns
+    from stairsense.features import step_context_columns
 
     names = list(model.feature_names)
     assert step_context_columns(names) == 36 and step_context_columns(FEATURE_NAMES) == 0

@@ -476,7 +476,7 @@ def inference_cost(model: onnx.ModelProto, window_samples: int, selected=None, i
     ``benchmarks/results/export.md``), which the phone's C/Java API does not pay.
     """
     from stairsense.export import window_features_model
-    from stairsense.export._export import step_context_columns
+    from stairsense.features import step_context_columns
 
     if selected is None:
         selected, input_names = selected_features(model)

@@ -33,7 +33,7 @@ import sklearn
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features import N_FEATURES, STEP_CONTEXT_NAMES, WindowRows, make_feature_scaler
+from stairsense.features import N_FEATURES, WindowRows, make_feature_scaler, step_context_columns
 from stairsense.stream import PipelineConfig, atomic_write
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
@@ -274,13 +274,13 @@ class StairstepModel:
             The standardized samples of all windows, window w being ``samples[offsets[w]:offsets[w + 1]]``.
         step_context : array-like of shape (W, 36), optional
             Row w holds window w's :data:`~stairsense.features.STEP_CONTEXT_NAMES` features;
-            required when the configuration has ``step_context > 0``, refused otherwise.
+            required when the model's feature names end with them, refused otherwise.
 
         Returns
         -------
         ndarray of shape (W, len(feature_names))
         """
-        n_context = len(STEP_CONTEXT_NAMES) if self.config.step_context else 0
+        n_context = step_context_columns(self.feature_names)
         n_blocks, rest = divmod(len(self.feature_names) - n_context, N_FEATURES)
         if rest or not n_blocks:
             raise ValueError(f"this model takes {len(self.feature_names)} features that are not Table 12.1 window "
@@ -292,8 +292,7 @@ class StairstepModel:
                              f"orientation={self.config.orientation!r}); got shape {samples.shape}")
         if not n_context:
             if step_context is not None:
-                raise ValueError("this model takes no step-context features (its configuration has step_context=0); "
-                                 "call it without step_context")
+                raise ValueError("this model takes no step-context features; call it without step_context")
             return WindowRows(samples, offsets, None, None, None).features()
         if step_context is None:
             raise ValueError(f"this model takes {n_context} step-context features per window: pass step_context=(W, "
