@@ -25,7 +25,6 @@ from stairsense.stream import (
     Activity,
     FrontEndResult,
     PipelineConfig,
-    Standardized,
     WindowTable,
 )
 
@@ -67,13 +66,16 @@ def feature_names_for(config: PipelineConfig) -> list[str]:
     return names + list(STEP_CONTEXT_NAMES) if config.step_context > 0 else names
 
 
-def step_signals(standardized: Standardized) -> np.ndarray:
+def step_signals(samples: np.ndarray, vertical: np.ndarray) -> np.ndarray:
     """(m, 2) per sample: ``z`` the vertical dynamic acceleration and ``h`` the horizontal magnitude,
-    the two signals the step-context features read: hypot of the East and North columns for the
-    Earth-frame methods, the norm of Mizell's horizontal component."""
-    samples = standardized.samples
-    horizontal = samples[:, 3:6] if standardized.method == "mizell" else samples[:, :2]
-    return np.column_stack([standardized.vertical, np.linalg.norm(horizontal, axis=1)])
+    the two signals the step-context features read.
+
+    ``samples`` are standardized samples: 3 columns (an Earth frame) give the hypot of the East and
+    North columns, 6 (Mizell's vertical and horizontal components) the norm of the horizontal one.
+    """
+    samples = np.asarray(samples, np.float64)
+    horizontal = samples[:, 3:6] if samples.shape[1] == 6 else samples[:, :2]
+    return np.column_stack([vertical, np.linalg.norm(horizontal, axis=1)])
 
 
 def window_labels(labels: np.ndarray, index: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -195,18 +197,16 @@ class WindowRowStage:
         std = result.standardized
         if self.labelled and labels is None:
             labels = result.log.label[std.first : std.first + std.t_ns.size]
-        signals = step_signals(std) if self._context is not None else None
+        signals = step_signals(std.samples, std.vertical) if self._context is not None else None
         return self._rows(std.t_ns, std.samples, signals, labels, result.windows)
 
     def push(self, t_ns: int, sample, vertical: float, label: int | None = None, windows=()) -> WindowRows:
         """One standardized sample (``vertical`` its vertical acceleration, ``label`` its label) and
         the :class:`~stairsense.stream.Window` objects that closed at it: the rows of the kept ones."""
         sample = np.asarray(sample, np.float64).reshape(1, -1)
-        std = Standardized(np.array([t_ns], np.int64), sample, np.array([vertical], np.float64), 0,
-                           "mizell" if sample.shape[1] == 6 else "")
-        signals = step_signals(std) if self._context is not None else None
+        signals = step_signals(sample, np.array([vertical], np.float64)) if self._context is not None else None
         labels = None if label is None else np.array([label])
-        return self._rows(std.t_ns, sample, signals, labels, WindowTable.from_windows(windows))
+        return self._rows(np.array([t_ns], np.int64), sample, signals, labels, WindowTable.from_windows(windows))
 
     def _rows(self, t_ns, samples, signals, labels, windows: WindowTable) -> WindowRows:
         if self.labelled and labels is None:

@@ -67,11 +67,27 @@ def _open_text(path: Path):
     return open(path, encoding="utf-8", newline="")
 
 
-def _read_header(path: Path) -> _Header:
+def check_log_file(path: Path, what: str) -> None:
+    """Refuse a missing path or a folder before opening it (``what``: the file the user should pass)."""
     if not path.exists():
         raise LogFormatError(path, None, "no such file; check the path (logs end in .csv, .csv.gz or .parquet)")
     if path.is_dir():
-        raise LogFormatError(path, None, "is a folder, not a log file; pass the .csv, .csv.gz or .parquet file")
+        raise LogFormatError(path, None, f"is a folder, not a log file; pass the {what} file")
+
+
+def parse_meta(path: Path, line: int | None, raw, where: str) -> dict:
+    """The JSON object of a log's meta (``where`` names it in errors: a line or a metadata key)."""
+    try:
+        meta = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LogFormatError(path, line, f"{where} is not valid JSON ({exc}); fix or delete it") from None
+    if not isinstance(meta, dict):
+        raise LogFormatError(path, line, f"{where} must hold a JSON object, got {type(meta).__name__}")
+    return meta
+
+
+def _read_header(path: Path) -> _Header:
+    check_log_file(path, ".csv, .csv.gz or .parquet")
     try:
         with _open_text(path) as fh:
             # Windows editors and spreadsheet exports put a UTF-8 byte-order mark before the first line.
@@ -84,12 +100,7 @@ def _read_header(path: Path) -> _Header:
         raise LogFormatError(path, 1, "the file is empty; expected a header line such as 't_ns,ax,ay,az'")
     meta, line = {}, 1
     if second is not None:
-        try:
-            meta = json.loads(first[len(_META_PREFIX):])
-        except json.JSONDecodeError as exc:
-            raise LogFormatError(path, 1, f"the '# meta:' line is not valid JSON ({exc}); fix or delete it")
-        if not isinstance(meta, dict):
-            raise LogFormatError(path, 1, f"the '# meta:' line must hold a JSON object, got {type(meta).__name__}")
+        meta = parse_meta(path, 1, first[len(_META_PREFIX):], "the '# meta:' line")
         first, line = second, 2
         if not first:
             raise LogFormatError(path, 2, "the file ends after the '# meta:' line; expected a header line "

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from ._atomic import atomic_write
 from ._csv_format import LogFormatError
-from ._csv_parse import _arrow_types, _check_columns, _Header
+from ._csv_parse import _arrow_types, _check_columns, _Header, check_log_file, parse_meta
 from ._csv_write import _columns_of, _json_default
 from .._log import SensorLog
 
@@ -50,10 +50,7 @@ def is_parquet(path: str | Path) -> bool:
 
 def parquet_header(path: Path) -> _Header:
     """Columns and meta of a Parquet log, checked like a CSV header (row 1 is the first sample)."""
-    if not path.exists():
-        raise LogFormatError(path, None, "no such file; check the path (logs end in .csv, .csv.gz or .parquet)")
-    if path.is_dir():
-        raise LogFormatError(path, None, "is a folder, not a log file; pass the .parquet file")
+    check_log_file(path, ".parquet")
     try:
         schema = pq.read_schema(path)
     except (pa.ArrowInvalid, OSError) as exc:
@@ -68,15 +65,8 @@ def parquet_header(path: Path) -> _Header:
         if not numeric:
             raise LogFormatError(path, None, f"column {name!r} has type {kind}, expected "
                                  f"{'an integer' if wanted == pa.int64() else 'a number'}")
-    meta = {}
     raw = (schema.metadata or {}).get(_META_KEY)
-    if raw is not None:
-        try:
-            meta = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise LogFormatError(path, None, f"the '{_META_KEY.decode()}' metadata is not valid JSON ({exc})")
-        if not isinstance(meta, dict):
-            raise LogFormatError(path, None, f"the '{_META_KEY.decode()}' metadata must be a JSON object")
+    meta = {} if raw is None else parse_meta(path, None, raw, f"the '{_META_KEY.decode()}' metadata")
     return _Header(path, meta, columns, 1)
 
 
