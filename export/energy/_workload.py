@@ -341,13 +341,6 @@ class InferenceCost:
         return asdict(self)
 
 
-def _shape_of(shapes: dict, name: str):
-    dims = shapes.get(name)
-    if dims is None or any(d is None for d in dims):
-        return None
-    return dims
-
-
 def count_operations(model: onnx.ModelProto, window_samples: int) -> tuple[int, int, dict]:
     """Multiply-adds and element operations of one inference, from the graph's nodes.
 
@@ -383,27 +376,25 @@ def count_operations(model: onnx.ModelProto, window_samples: int) -> tuple[int, 
     for node in inferred.graph.node:
         op = node.op_type
         if op in ("MatMul", "Gemm"):
-            a, out = _shape_of(shapes, node.input[0]), _shape_of(shapes, node.output[0])
-            if a is None or out is None:
-                raise ValueError(f"cannot infer the shapes of {op} node {node.name or node.output[0]}")
+            a, out = _known_shape(shapes, node, node.input[0]), _known_shape(shapes, node, node.output[0])
             count = int(np.prod(out)) * int(a[-1] if not (op == "Gemm" and _trans_a(node)) else a[0])
             macs += count
-        elif op in _ELEMENTWISE:
-            out = _shape_of(shapes, node.output[0])
-            if out is None:
-                raise ValueError(f"cannot infer the shape of {op} node {node.name or node.output[0]}")
-            count = int(np.prod(out))
-            elementwise += count
-        elif op in _REDUCE:
-            inp = _shape_of(shapes, node.input[0])
-            if inp is None:
-                raise ValueError(f"cannot infer the shape of {op} node {node.name or node.input[0]}")
-            count = int(np.prod(inp))
+        elif op in _ELEMENTWISE or op in _REDUCE:
+            # an element-wise op costs one operation per output, a reduction one per input
+            count = int(np.prod(_known_shape(shapes, node, node.output[0] if op in _ELEMENTWISE else node.input[0])))
             elementwise += count
         else:
             continue
         by_node[op] = by_node.get(op, 0) + count
     return macs, elementwise, by_node
+
+
+def _known_shape(shapes: dict, node, name: str) -> list[int]:
+    shape = shapes.get(name)
+    if shape is None or None in shape:
+        raise ValueError(f"cannot infer the shape of {name!r}, an input or output of {node.op_type} node "
+                         f"{node.name or node.output[0]}")
+    return shape
 
 
 def _trans_a(node) -> bool:
