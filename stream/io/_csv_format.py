@@ -67,16 +67,16 @@ class LogFormatError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def pressure_out_of_range(p: np.ndarray) -> tuple[int, str] | None:
-    """The first value of ``p`` outside :data:`PRESSURE_RANGE_HPA` and what is wrong with it, or None.
+def pressure_out_of_range(p: np.ndarray) -> tuple[int, str, str | None] | None:
+    """The first value of ``p`` outside :data:`PRESSURE_RANGE_HPA`, what is wrong with it, and the unit
+    it would be in range in (``"Pa"``, ``"kPa"``, ``"bar"``, ``"psi"``, or None); None if all are in range.
 
-    The reason names the unit the value would be in range in (Pa, kPa, bar, psi) when one fits, so
-    the caller can say which conversion to apply; nothing is converted here.
+    Nothing is converted here: the caller says which conversion to apply.
 
     Examples
     --------
     >>> pressure_out_of_range(np.array([1013.2, 101320.0]))
-    (1, '101320 hPa is outside 300–1100 hPa; it looks like Pa (1013.2 hPa)')
+    (1, '101320 hPa is outside 300–1100 hPa; it looks like Pa (1013.2 hPa)', 'Pa')
     >>> pressure_out_of_range(np.array([1013.2])) is None
     True
     """
@@ -85,15 +85,13 @@ def pressure_out_of_range(p: np.ndarray) -> tuple[int, str] | None:
         return None
     with np.errstate(invalid="ignore"):
         bad = ~((p >= low) & (p <= high))
-    if not bad.any():
-        return None
     i = int(np.flatnonzero(bad)[0])
     value = float(p[i])
     reason = f"{value:.6g} hPa is outside {low:g}–{high:g} hPa"
     unit = next((name for name, per_hpa in _PRESSURE_UNITS if low <= value / per_hpa <= high), None)
     if unit is not None:
         reason += f"; it looks like {unit} ({value / dict(_PRESSURE_UNITS)[unit]:.6g} hPa)"
-    return i, reason
+    return i, reason, unit
 
 
 def steps_path(path: str | Path) -> Path:

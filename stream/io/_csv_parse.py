@@ -378,7 +378,7 @@ def _blocks(header: _Header, units: str, drop_nan: bool,
         if "p" in cols:
             bad = pressure_out_of_range(block.fields["p"])
             if bad is not None:
-                i, reason = bad
+                i, reason, _ = bad
                 raise LogFormatError(path, block.line(i), f"air pressure p: {reason}; p must be in hPa (= mbar), "
                                      "convert the column")
         if "label" in cols:
