@@ -156,3 +156,22 @@ def test_cli_refuses_bad_pressure_with_one_line_and_exit_2_writing_nothing(tmp_p
     assert captured.out == "" and len(err.splitlines()) == 1
     assert err.startswith(f"stairsense {command}: error: {path}:4: ")
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["walk.csv"]
+
+
+def test_the_advice_for_empty_cells_works_as_given(tmp_path, capsys):
+    """A barometer written only on the lines where it read: the reader refuses, and the import it
+    advises gives a log with p on every line, interpolated, the meta line kept."""
+    path = tmp_path / "walk.csv"
+    path.write_text('# meta: {"device": "Pixel 7"}\nt_ns,ax,ay,az,p\n0,0,0,9.8,1000.0\n20000000,0,0,9.8,\n'
+                    "40000000,0,0,9.8,\n60000000,0,0,9.8,1000.3\n80000000,0,0,9.8,\n")
+    with pytest.raises(LogFormatError) as err:
+        read_log(path)
+    advised = str(err.value).split("`")[1].split()  # stairsense import LOG --map "..." --out NEW
+    assert advised[:3] == ["stairsense", "import", "LOG"] and advised[-2:] == ["--out", "NEW"]
+    mapping = " ".join(advised[4:-2]).strip('"')
+    out = tmp_path / "merged.csv"
+    assert main(["import", str(path), "--map", mapping, "--out", str(out)]) == 0
+    log = read_log(out)
+    np.testing.assert_allclose(log.pressure, [1000.0, 1000.1, 1000.2, 1000.3])
+    assert log.meta["device"] == "Pixel 7" and len(log) == 4  # the last line, after the last reading, dropped
+    assert "dropped 1 accelerometer samples" in capsys.readouterr().out

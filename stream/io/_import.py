@@ -571,7 +571,8 @@ def _log(columns, base_src: Source, entries, sources, meta, report) -> SensorLog
     log = SensorLog(
         columns["t"], acc, gyro=group("gyro"), rotvec=group("rotvec"), linacc=group("linacc"), label=label,
         pressure=pressure,
-        meta={**(meta or {}), "source": "stairsense import",
+        meta={**{k: v for src in sources if src.meta for k, v in src.meta.items()}, **(meta or {}),
+              "source": "stairsense import",
               "imported_from": list(dict.fromkeys(str(s.path) for s in sources)),  # a record file once
               "mapping": [e.describe() for e in entries], "units": "m/s2"},
     )

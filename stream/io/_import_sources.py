@@ -23,6 +23,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from ._csv_format import _META_PREFIX
+from ._csv_parse import parse_meta
+
 __all__ = ["parse_records"]
 
 _DELIMITERS = (",", ";", "\t")
@@ -36,8 +39,10 @@ class Source:
     path: Path
     table: pa.Table
     name: str  # what ``NAME.COLUMN`` qualifies by: the file's stem, or the record type
-    lines: np.ndarray | None = None  # file line of each row; None: consecutive from line 2 (after the header)
+    lines: np.ndarray | None = None  # file line of each row; None: consecutive from the line after the header
     from_folder: bool = False  # found in a folder rather than named: left out, not refused, when unused
+    first_line: int = 2  # file line of row 0 when ``lines`` is None
+    meta: dict | None = None  # a canonical log's ``# meta:`` line, which the import keeps
 
     @property
     def columns(self) -> list[str]:
@@ -49,7 +54,7 @@ class Source:
         return str(self.path) if self.name == _stem(self.path) else f"{self.path} ({self.name} lines)"
 
     def line(self, row: int) -> int:
-        return int(self.lines[row]) if self.lines is not None else 2 + int(row)
+        return int(self.lines[row]) if self.lines is not None else self.first_line + int(row)
 
 
 @dataclass(frozen=True)
@@ -180,7 +185,12 @@ def _read_csv(path: Path, value_columns: set[str], from_folder: bool = False) ->
     except (OSError, pa.ArrowInvalid) as exc:
         raise ValueError(f"{path}: cannot be read ({exc}); a .gz name needs gzip content") from exc
     head = head.removeprefix("\ufeff")
-    first = head.splitlines()[0] if head.strip() else ""
+    lines = head.splitlines()
+    # A canonical log (an empty p cell sends it here to be merged) may open with its meta line.
+    meta = parse_meta(path, 1, lines[0][len(_META_PREFIX):], "the '# meta:' line") if (
+        lines and lines[0].startswith(_META_PREFIX)) else None
+    header = 1 if meta is not None else 0
+    first = lines[header] if len(lines) > header and head.strip() else ""
     if not first:
         raise ValueError(f"{path}: the file is empty; expected a header line naming the columns")
     delimiter = max(_DELIMITERS, key=first.count)
@@ -188,7 +198,7 @@ def _read_csv(path: Path, value_columns: set[str], from_folder: bool = False) ->
     try:
         table = pacsv.read_csv(
             pa.input_stream(str(path), compression="detect"),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=header + 1),
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
             convert_options=_convert_options(names, value_columns),
         )
@@ -197,7 +207,7 @@ def _read_csv(path: Path, value_columns: set[str], from_folder: bool = False) ->
                          "check the file is the app's CSV export") from exc
     if table.num_rows == 0:
         raise ValueError(f"{path}: a header but no rows; check the recording was not truncated")
-    return Source(path, table, _stem(path), from_folder=from_folder)
+    return Source(path, table, _stem(path), from_folder=from_folder, first_line=header + 2, meta=meta)
 
 
 def _read_records(path: Path, layout: RecordLayout, value_columns: set[str]) -> tuple[list[Source], dict[str, int]]:
