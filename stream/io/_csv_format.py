@@ -9,9 +9,10 @@ The format is the one of DESIGN.md ("Data model"):
 * ``p`` is air pressure in hPa, 300–1,100 (what phone barometers read from the Dead Sea to above
   Everest's summit). A barometer reports at 1–25 Hz, the accelerometer at 50–400 Hz: like every other
   stream, ``p`` is the pressure *at each accelerometer sample's time*, a value on every line. A
-  cell left empty on lines without a reading of their own is an error naming the line: the
-  readings are merged onto the accelerometer's times when the log is made (``stairsense import``
-  interpolates a stream's own samples, empty cells included, onto them);
+  cell left empty on lines without a reading of their own is an error naming the line, never a
+  guess: the readings are merged onto the accelerometer's times when the log is made
+  (``stairsense import`` takes the lines with a value as the barometer's samples and interpolates
+  them onto every line; the lines before the first reading and after the last are dropped, counted);
 * one sample per line, no quoting, no blank lines, no empty cells; ``t_ns`` is an integer, the rest
   are floats written in their shortest round-trip form, so a written log reads back bit-exactly;
 * ground-truth steps, when the log has them, in a plain sidecar ``<stem>.steps.csv`` (``t_ns,kind``)
