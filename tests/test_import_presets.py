@@ -285,6 +285,8 @@ def test_cli_preset_writes_a_log_with_p_that_replays(tmp_path, capsys, preset):
     assert log.pressure is not None and report["samples"] == len(log)
     assert log.meta["import_preset"] == preset
     assert "p <- " in " ".join(log.meta["mapping"])
+    assert main(["replay", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["samples"] == len(log)
 
 
 def test_cli_needs_exactly_one_mapping(tmp_path, capsys):
