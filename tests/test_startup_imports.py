@@ -41,7 +41,8 @@ def test_heavy_libraries_wait_until_used(code):
     assert imported_after(code) == []
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["energy", "optimise", "--help"], ["--version"]])
+@pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["import", "--help"], ["energy", "optimise", "--help"],
+                                  ["--version"]])
 def test_help_imports_no_heavy_library(argv):
     code = f"import contextlib, io, stairsense.cli\nwith contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    stairsense.cli.main({argv!r})"
     assert imported_after(code) == []

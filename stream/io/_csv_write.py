@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ._atomic import atomic_write
-from ._csv_format import _FLOAT_FIELDS, _GROUPS, _META_PREFIX, steps_path
+from ._csv_format import _GROUPS, _META_PREFIX, pressure_out_of_range, steps_path
 from .._log import SensorLog
 
 __all__ = ["write_log"]
@@ -18,13 +18,13 @@ __all__ = ["write_log"]
 
 
 def _columns_of(log: SensorLog) -> dict[str, np.ndarray]:
-    cols = {"t_ns": log.t_ns}
-    for fname in _FLOAT_FIELDS:
+    """The log's columns in canonical order: ``t_ns`` first, then every stream it has."""
+    cols = {}
+    for fname, names in _GROUPS.items():
         value = getattr(log, fname)
         if value is not None:
-            cols.update({c: value[:, j] for j, c in enumerate(_GROUPS[fname])})
-    if log.label is not None:
-        cols["label"] = log.label
+            value = value.reshape(len(value), -1)  # a one-column stream (t_ns, p, label) is 1-D in the log
+            cols.update({c: value[:, j] for j, c in enumerate(names)})
     return cols
 
 
@@ -78,6 +78,9 @@ def write_log(log: SensorLog, path: str | Path, *, compresslevel: int = 1) -> Pa
         raise TypeError(f"write_log needs a SensorLog, got {type(log).__name__}")
     if not 1 <= compresslevel <= 9:
         raise ValueError(f"compresslevel must be in 1..9, got {compresslevel!r}")
+    if log.pressure is not None and (bad := pressure_out_of_range(log.pressure)) is not None:
+        raise ValueError(f"{path}: pressure of sample {bad[0]}: {bad[1]}; SensorLog.pressure is in hPa (= mbar): "
+                         "convert it before writing (the readers would refuse the file)")
     try:
         meta_line = json.dumps(dict(log.meta), sort_keys=True, allow_nan=False, default=_json_default)
     except (TypeError, ValueError) as exc:
