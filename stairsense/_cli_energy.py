@@ -15,6 +15,8 @@ from pathlib import Path
 
 __all__ = ["add_parser"]
 
+#: Rates ``energy profiles`` lists sensor currents at: the thesis's 30 Hz, a barometer's usual 10 Hz.
+_LISTED_HZ = {"barometer": 10.0}
 _COMPARE = (("sliding 500 ms/50 %", {"segmentation": "sliding"}), ("no smoothing", {"smoothing": "none"}),
             ("Mizell (acc only)", {"orientation": "mizell"}), ("Linear (linacc + rotvec)", {"orientation": "linear"}))
 
@@ -151,15 +153,19 @@ def cmd_profiles(args) -> int:
 
     profiles = [load_profile(name) for name in profile_names()]
     if args.json:
-        print(json.dumps([{"name": p.name, "description": p.description, "values": p.values, "sources": p.sources}
-                          for p in profiles], indent=2))
+        print(json.dumps([{"name": p.name, "description": p.description, "values": p.values, "sources": p.sources,
+                           "sensors": {name: {"current_ma": [list(point) for point in s.points], "source": s.source}
+                                       for name, s in p.sensors.items()},
+                           "absent_sensors": p.absent} for p in profiles], indent=2))
         return 0
     for p in profiles:
         print(f"{p.name}: {p.description}")
         print(f"  battery {p['battery.capacity_mah']:g} mAh; CPU suspend {p['cpu.suspend_ma']:g} mA, awake "
               f"{p['cpu.awake_ma']:g} mA, active {p['cpu.active_ma']:g} mA; wake lock needed: "
               f"{p['cpu.needs_wake_lock']}; FIFO {p['batching.fifo_samples']:g} samples")
-        print("  sensors: " + ", ".join(f"{name} {s.at(30):g} mA@30Hz" for name, s in p.sensors.items()))
+        listed = {name: (s, _LISTED_HZ.get(name, 30.0)) for name, s in p.sensors.items()}
+        print("  sensors: " + ", ".join(f"{name} {s.at(hz):g} mA@{hz:g}Hz" for name, (s, hz) in listed.items())
+              + "".join(f"; no {name}" for name in p.absent))
     return 0
 
 

@@ -35,6 +35,7 @@ def test_shipped_profiles_load_and_every_number_has_a_source():
         assert set(profile.values) <= set(profile.sources)
         assert all(s.strip() for s in profile.sources.values())
         assert all(sensor.source.strip() for sensor in profile.sensors.values())
+        assert all(why.strip() for why in profile.absent.values())
 
 
 
@@ -49,7 +50,7 @@ def _raw(name):
     (lambda d: d["sensors"]["gyroscope"]["current_ma"].update(value=-6.1), "'sensors.gyroscope.current_ma.value' must be >= 0"),
     (lambda d: d["battery"].pop("capacity_mah"), "missing key 'battery.capacity_mah'"),
     (lambda d: d["cpu"]["awake_ma"].update(source=""), "'cpu.awake_ma.source' must say where"),
-    (lambda d: d["virtual_sensors"]["rotation_vector"].update(requires=["barometer"]), "rotation_vector.requires"),
+    (lambda d: d["virtual_sensors"]["rotation_vector"].update(requires=["thermometer"]), "rotation_vector.requires"),
     (lambda d: d.update(colour="red"), "unknown key 'colour'"),
 ])
 def test_bad_profile_gets_one_line_naming_file_and_key(tmp_path, mutate, message):
