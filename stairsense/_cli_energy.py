@@ -131,7 +131,8 @@ def cmd_estimate(args) -> int:
     cfg = main.config
     print(f"profile {profile.name}: {profile.description.split(':')[0]}; battery {main.battery_mah:g} mAh")
     print(f"configuration: {cfg['rate_hz']:g} Hz, orientation {cfg['orientation']}, segmentation "
-          f"{cfg['segmentation']}, smoothing {cfg['smoothing']}; replayed {source}")
+          f"{cfg['segmentation']}, smoothing {cfg['smoothing']}, step context {cfg['step_context']}; "
+          f"replayed {source}")
     print(f"day: {day_text}")
     if main.workload.get("inference"):
         inf = main.workload["inference"]

@@ -1,12 +1,24 @@
-"""Energy model: the barometer in every device profile, priced from a cited source or refused on a
-phone without one. Oracles are the profiles' own numbers written out by hand."""
+"""Energy model: the barometer in every device profile, and the host's per-step work outside the
+ONNX graph (the step context). Oracles are the profiles' own numbers written out by hand; every
+stage cost is injected, never timed."""
 import json
 from importlib import resources
 
+import numpy as np
 import pytest
 
+from stairsense import PipelineConfig
 from stairsense.cli import main
-from stairsense.export.energy import load_profile, profile_names
+from stairsense.export.energy import (
+    ActivityCounts,
+    InferenceCost,
+    StageCosts,
+    Workload,
+    estimate,
+    load_profile,
+    measure_stage_costs,
+    profile_names,
+)
 
 
 def _raw(name):
@@ -80,3 +92,64 @@ def test_a_profile_without_a_barometer_says_so_in_one_line():
         nexus_one.hardware_for(["accelerometer", "barometer"])
     text = str(err.value)
     assert "nexus-one-2010" in text and "has no barometer" in text and "\n" not in text
+
+
+# --- the step context: the host's work per kept window --------------------------------------------
+def _tiny_workload(classified=300, step_context=5, step_context_us=150.0):
+    config = PipelineConfig(rate_hz=50, orientation="mizell", step_context=step_context).to_dict()
+    counts = {"walking": ActivityCounts(seconds=200.0, samples=10000, opened=classified + 30, dropped=30,
+                                        classified=classified)}
+    stages = StageCosts(smoothing_ns=30.0, gravity_rotation_ns=70.0, segmentation_ns=20.0,
+                        step_context_us=step_context_us)
+    inference = InferenceCost(window_samples=30, features_us=29.0, classifier_us=5.0, macs=0, elementwise=0)
+    return Workload(config, counts, stages, inference)
+
+
+def test_step_context_charge_scales_with_kept_windows():
+    nexus, day = load_profile("nexus-2012"), {"walking": 3600.0}
+    one, three = (estimate(nexus, _tiny_workload(classified=n), day).stage_mah["step_context"] for n in (100, 300))
+    assert one == pytest.approx(100 / 200 * 3600 * 150e-6 * 20.0 * 120.0 / 3600, rel=1e-12)
+    assert three == pytest.approx(3 * one, rel=1e-12)
+    # a configuration without step context computes none, whatever the measured figure
+    assert estimate(nexus, _tiny_workload(step_context=0), day).stage_mah["step_context"] == 0.0
+
+
+def test_unmeasured_step_context_cost_is_refused_not_free():
+    """A workload recorded before the step context was priced has no figure for it: pricing its
+    kept windows must fail, not count them as free (and a front end without windows is fine)."""
+    old = _tiny_workload().to_dict()
+    del old["stages"]["step_context_us"]
+    workload = Workload.from_dict(old)
+    assert workload.stages.step_context_us is None
+    with pytest.raises(ValueError, match="no step-context cost per kept window"):
+        estimate(load_profile("nexus-2012"), workload, {"walking": 3600.0})
+    idle = Workload(workload.config, {"idle": ActivityCounts(seconds=60.0, samples=3000)}, workload.stages, None)
+    assert estimate(load_profile("nexus-2012"), idle, {"idle": 60.0}).stage_mah["step_context"] == 0.0
+
+
+def test_stage_cost_measurement_divides_the_timed_work_by_the_windows_it_closes(monkeypatch):
+    """``measure_stage_costs`` times one pass that closes every kept window of its reference stream
+    (step signals, shape, context) and reports that time per window; with the clock replaced by a
+    fixed 1 s per timed pass, the figure is 1 s over the number of windows the pass pushed."""
+    import stairsense.export.energy._workload as workload_module
+
+    pushed = []
+
+    class CountingContext(workload_module.StepContext):
+        def push(self, *args):
+            pushed.append(1)
+            return super().push(*args)
+
+    def one_second_each(key, fn, repeats):
+        fn()
+        return 1.0
+
+    monkeypatch.setattr(workload_module, "StepContext", CountingContext)
+    monkeypatch.setattr(workload_module, "_stage_time", one_second_each)
+    costs = measure_stage_costs(PipelineConfig(rate_hz=20, orientation="mizell", step_context=5), repeats=1)
+    assert len(pushed) > 0
+    assert costs.step_context_us == pytest.approx(1e6 / len(pushed))
+    pushed.clear()
+    none = measure_stage_costs(PipelineConfig(rate_hz=20, orientation="mizell", step_context=0), repeats=1)
+    assert none.step_context_us == 0.0 and not pushed
+    assert np.isfinite([none.smoothing_ns, none.gravity_rotation_ns, none.segmentation_ns]).all()

@@ -6,13 +6,16 @@ by stage, so the relative figures can be checked rather than calibrated:
 
 * **sensors** — every hardware sensor the configuration's streams need (a virtual rotation vector
   or linear acceleration powers accelerometer, gyroscope and magnetometer), at its current for the
-  sampling rate, plus the sensor hub when it fuses;
+  sampling rate, plus the sensor hub when it fuses. A sensor the profile says the phone lacks is
+  refused, not priced;
 * **wakeups** — the application processor kept awake: a partial wake lock for the whole time on a
   phone without a hub, else one resume + suspend per FIFO drain (``rate / fifo_samples`` per s);
 * **events** — delivering each sensor event to the app, and fusion on the application processor
   when there is no hub;
 * **smoothing**, **gravity_rotation**, **segmentation** — measured desktop ns per sample of the
   actual code × ``cpu.speed_ratio``;
+* **step_context** — per kept window, the step-shape and step-context features the host computes
+  outside the ONNX graph: measured desktop µs per window × ``cpu.speed_ratio``;
 * **features**, **inference** — per classified window (the duration filter's rejects cost
   nothing beyond segmentation): ONNX Runtime latency of the exported graph's features part and
   of the rest (scaling + RBF decision) × ``cpu.speed_ratio``.
@@ -30,7 +33,8 @@ from ._workload import ACTIVITY_CLASSES, Workload, streams_for
 
 __all__ = ["STAGES", "EnergyReport", "estimate", "parse_day", "DEFAULT_DAY"]
 
-STAGES = ("sensors", "wakeups", "events", "smoothing", "gravity_rotation", "segmentation", "features", "inference")
+STAGES = ("sensors", "wakeups", "events", "smoothing", "gravity_rotation", "segmentation", "step_context", "features",
+          "inference")
 DEFAULT_DAY = "16h idle, 6h walking, 10m stairs"
 _UNITS = {"h": 3600.0, "hour": 3600.0, "hours": 3600.0, "m": 60.0, "min": 60.0, "mins": 60.0, "minutes": 60.0,
           "s": 1.0, "sec": 1.0, "seconds": 1.0}
@@ -109,6 +113,13 @@ def estimate(profile: DeviceProfile, workload: Workload, day: dict[str, float] |
     Returns
     -------
     EnergyReport
+
+    Raises
+    ------
+    ValueError
+        When the day has time in an activity the replay lacks, the configuration needs a sensor
+        the profile says the phone lacks, or kept windows must be priced with a step-context
+        cost that was never measured.
     """
     day = workload.day_from_log() if day is None else day
     missing = [a for a, s in day.items() if s > 0 and (a not in workload.counts or workload.counts[a].seconds <= 0)]
@@ -145,6 +156,11 @@ def estimate(profile: DeviceProfile, workload: Workload, day: dict[str, float] |
     charge["gravity_rotation"] = cpu_mah(samples * stages.gravity_rotation_ns * 1e-9 * speed)
     charge["segmentation"] = cpu_mah(samples * stages.segmentation_ns * 1e-9 * speed)
     classified = sum(workload.counts[a].per_second()["classified"] * s for a, s in day.items() if s > 0)
+    if cfg.get("step_context", 0) > 0 and classified > 0:
+        if stages.step_context_us is None:
+            raise ValueError(f"the workload ({workload.source or 'unnamed'}) has no step-context cost per kept window, "
+                             "measured before that work was priced; measure it again (measure_stage_costs)")
+        charge["step_context"] = cpu_mah(classified * stages.step_context_us * 1e-6 * speed)
     if workload.inference is None:
         notes.append("no model given: window features and inference priced at zero")
     else:

@@ -6,8 +6,9 @@ Three measurements feed the energy model:
   (:func:`measure_windows`): samples, windows opened, windows the duration filter drops before
   classification, windows classified, their median length.
 * **Stage costs on this machine** (:func:`measure_stage_costs`): nanoseconds per sample of the
-  actual smoothing, gravity/rotation and segmentation code; medians over repeats. The device
-  profile's ``cpu.speed_ratio`` scales them to the phone.
+  actual smoothing, gravity/rotation and segmentation code, and microseconds per kept window of
+  the host's step-context features (the work outside the ONNX graph); medians over repeats. The
+  device profile's ``cpu.speed_ratio`` scales them to the phone.
 * **The exported model** (:func:`inference_cost`): multiply-adds and element operations per
   inference counted node by node from the ONNX graph itself, and its median latency under ONNX
   Runtime on a window of the median length, split into the window features and the classifier
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from stairsense.features import StepContext, step_signals
 from stairsense.stream import (
     Activity,
     PipelineConfig,
@@ -182,12 +184,24 @@ def count_windows(result) -> tuple[dict[str, ActivityCounts], int]:
 
 @dataclass
 class StageCosts:
-    """Desktop cost of the per-sample front-end stages of one configuration, in nanoseconds per
-    input sample (medians over repeats); ``machine`` records where they were measured."""
+    """Desktop cost of the host's front-end stages of one configuration (medians over repeats);
+    ``machine`` records where they were measured.
+
+    Attributes
+    ----------
+    smoothing_ns, gravity_rotation_ns, segmentation_ns : float
+        Nanoseconds per input sample.
+    step_context_us : float or None
+        Microseconds per kept window of the step-shape and step-context features the host
+        computes outside the ONNX graph (0 for a configuration with ``step_context = 0``).
+        None: not measured (a record from before it was priced); :func:`~._model.estimate`
+        refuses to price kept windows with it rather than count them as free.
+    """
 
     smoothing_ns: float
     gravity_rotation_ns: float
     segmentation_ns: float
+    step_context_us: float | None = None
     machine: str = ""
 
     def to_dict(self) -> dict:
@@ -235,6 +249,15 @@ def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
     rate. Each figure is the median of ``repeats`` runs,
     per input sample. Window features and the classifier are priced from the exported graph
     (:func:`inference_cost`), since that is what the phone runs.
+
+    The step context is what the phone computes per kept window outside the graph
+    (``android_stub/core`` ``WindowRows.close``): the window's step signals, its step shape and
+    the running context, timed here as the Python reference (:func:`stairsense.features.step_signals`
+    and :class:`stairsense.features.StepContext`) over the kept windows of the configured windower
+    on the reference stream, per kept window. That time is mostly numpy's per-call overhead
+    (a few dozen small array operations per window), so × ``cpu.speed_ratio`` it is an upper bound for
+    the Java core's loop over a few hundred samples. Per-step height features from a barometer,
+    when they exist, are the same kind of work and belong in this figure.
     """
     import platform
 
@@ -264,7 +287,31 @@ def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
         seg_s = _stage_time(("sliding", rate, config.window_ms, config.window_overlap),
                             lambda: sliding_windows(reference.t_ns, config), repeats)
     return StageCosts(smoothing_ns=smooth_s / n * 1e9, gravity_rotation_ns=std_s / n * 1e9,
-                      segmentation_ns=seg_s / len(reference.t_ns) * 1e9, machine=platform.machine())
+                      segmentation_ns=seg_s / len(reference.t_ns) * 1e9,
+                      step_context_us=_step_context_us(config, reference, rate, repeats), machine=platform.machine())
+
+
+def _step_context_us(config: PipelineConfig, reference, rate: float, repeats: int) -> float:
+    """Desktop µs per kept window of the host's step-context work (:func:`measure_stage_costs`)."""
+    if config.step_context == 0:
+        return 0.0
+    windows = (segment_steps(reference.t_ns, reference.vertical, config) if config.segmentation == "pattern"
+               else sliding_windows(reference.t_ns, config))
+    kept = np.flatnonzero(windows.kept)
+    if not kept.size:  # a front end that keeps no step of a simulated walk classifies none in a replay either
+        return 0.0
+
+    def close_windows():  # what WindowRows.close does for each kept window on the phone
+        context = StepContext(config.step_context, config.step_context_gap_s)
+        for i in kept:
+            a, b = windows.start[i], windows.stop[i]
+            signals = step_signals(reference.samples[a:b], reference.vertical[a:b])
+            context.push(signals[:, 0], signals[:, 1], 1.0 / rate, windows.t_start_ns[i], windows.t_end_ns[i])
+
+    key = ("step_context", rate, config.segmentation, config.peak_threshold, config.valley_threshold,
+           config.hysteresis, config.min_step_s, config.max_step_s, config.window_ms, config.window_overlap,
+           config.step_context, config.step_context_gap_s)
+    return _stage_time(key, close_windows, repeats) / kept.size * 1e6
 
 
 @dataclass
