@@ -90,6 +90,8 @@ def cmd_estimate(args) -> int:
     profile = load_profile(args.profile)
     if args.speed_ratio is not None:
         profile = profile.with_value("cpu.speed_ratio", args.speed_ratio, "command line --speed-ratio")
+    extra_streams = {"barometer": args.barometer} if args.barometer is not None else {}
+    profile.hardware_for(extra_streams)  # a phone without a barometer is refused before the replay
     (graph, selected, input_names), config = _model_and_config(args)
     if args.log:
         logs = [read_log(p) for p in args.log]
@@ -117,7 +119,8 @@ def cmd_estimate(args) -> int:
     reports = {}
     for label, cfg in variants.items():
         _say(args, f"measuring {label} ...")
-        workload = measure_workload(logs, cfg, graph, selected=selected, input_names=input_names, source=source)
+        workload = measure_workload(logs, cfg, graph, selected=selected, input_names=input_names, source=source,
+                                    extra_streams=extra_streams)
         reports[label] = estimate(profile, workload, day)
     main = reports["configuration"]
     if args.plot:
@@ -130,8 +133,9 @@ def cmd_estimate(args) -> int:
     day_text = ", ".join(f"{s / 3600:.2f} h {a}" for a, s in main.day_s.items())
     cfg = main.config
     print(f"profile {profile.name}: {profile.description.split(':')[0]}; battery {main.battery_mah:g} mAh")
+    barometer = f", barometer at {args.barometer:g} Hz" if args.barometer is not None else ""
     print(f"configuration: {cfg['rate_hz']:g} Hz, orientation {cfg['orientation']}, segmentation "
-          f"{cfg['segmentation']}, smoothing {cfg['smoothing']}, step context {cfg['step_context']}; "
+          f"{cfg['segmentation']}, smoothing {cfg['smoothing']}, step context {cfg['step_context']}{barometer}; "
           f"replayed {source}")
     print(f"day: {day_text}")
     if main.workload.get("inference"):
@@ -310,6 +314,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--compare", action="store_true",
                    help="also price the thesis's comparisons: sliding windows, no smoothing, Mizell, Linear (same "
                         "model cost per window)")
+    p.add_argument("--barometer", type=float, metavar="HZ",
+                   help="also run the barometer at HZ (1-25 Hz is typical) and price it: its current at that rate "
+                        "and its events; the pipeline does not read pressure yet. A profile whose phone has none "
+                        "is refused")
     p.add_argument("--speed-ratio", type=float, metavar="R",
                    help="phone time / this machine's time for the same code (default: the profile's cpu.speed_ratio, "
                         "an estimate; pass a measured one, e.g. android_stub's Java ns/sample on the phone over ours)")

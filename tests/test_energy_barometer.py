@@ -1,6 +1,6 @@
 """Energy model: the barometer in every device profile, and the host's per-step work outside the
-ONNX graph (the step context). Oracles are the profiles' own numbers written out by hand; every
-stage cost is injected, never timed."""
+ONNX graph (the step context). Oracles are the profiles' own numbers written out by hand and the
+replayed window counts; every stage cost is injected, never timed."""
 import json
 from importlib import resources
 
@@ -10,6 +10,8 @@ import pytest
 from stairsense import PipelineConfig
 from stairsense.cli import main
 from stairsense.export.energy import (
+    OPTIONAL_STREAMS,
+    STAGES,
     ActivityCounts,
     InferenceCost,
     StageCosts,
@@ -17,8 +19,10 @@ from stairsense.export.energy import (
     estimate,
     load_profile,
     measure_stage_costs,
+    measure_workload,
     profile_names,
 )
+from stairsense.stream import simulate
 
 
 def _raw(name):
@@ -95,14 +99,14 @@ def test_a_profile_without_a_barometer_says_so_in_one_line():
 
 
 # --- the step context: the host's work per kept window --------------------------------------------
-def _tiny_workload(classified=300, step_context=5, step_context_us=150.0):
+def _tiny_workload(extra_streams=None, classified=300, step_context=5, step_context_us=150.0):
     config = PipelineConfig(rate_hz=50, orientation="mizell", step_context=step_context).to_dict()
     counts = {"walking": ActivityCounts(seconds=200.0, samples=10000, opened=classified + 30, dropped=30,
                                         classified=classified)}
     stages = StageCosts(smoothing_ns=30.0, gravity_rotation_ns=70.0, segmentation_ns=20.0,
                         step_context_us=step_context_us)
     inference = InferenceCost(window_samples=30, features_us=29.0, classifier_us=5.0, macs=0, elementwise=0)
-    return Workload(config, counts, stages, inference)
+    return Workload(config, counts, stages, inference, extra_streams=extra_streams or {})
 
 
 def test_step_context_charge_scales_with_kept_windows():
@@ -118,9 +122,9 @@ def test_unmeasured_step_context_cost_is_refused_not_free():
     """A workload recorded before the step context was priced has no figure for it: pricing its
     kept windows must fail, not count them as free (and a front end without windows is fine)."""
     old = _tiny_workload().to_dict()
-    del old["stages"]["step_context_us"]
+    del old["stages"]["step_context_us"], old["extra_streams"]
     workload = Workload.from_dict(old)
-    assert workload.stages.step_context_us is None
+    assert workload.stages.step_context_us is None and workload.extra_streams == {}
     with pytest.raises(ValueError, match="no step-context cost per kept window"):
         estimate(load_profile("nexus-2012"), workload, {"walking": 3600.0})
     idle = Workload(workload.config, {"idle": ActivityCounts(seconds=60.0, samples=3000)}, workload.stages, None)
@@ -153,3 +157,120 @@ def test_stage_cost_measurement_divides_the_timed_work_by_the_windows_it_closes(
     none = measure_stage_costs(PipelineConfig(rate_hz=20, orientation="mizell", step_context=0), repeats=1)
     assert none.step_context_us == 0.0 and not pushed
     assert np.isfinite([none.smoothing_ns, none.gravity_rotation_ns, none.segmentation_ns]).all()
+
+
+# --- pricing a barometer turned on beside a configuration -------------------------------------------
+def test_charge_with_a_barometer_on_a_hub_phone_matches_a_hand_computation():
+    """Pixel 2 profile, 50 Hz accelerometer-only (Mizell) front end plus a 5 Hz barometer, one hour
+    of walking: every stage from the profile's numbers, written out here."""
+    report = estimate(load_profile("pixel2-2017"), _tiny_workload({"barometer": 5.0}), {"walking": 3600.0})
+    active, speed, event_s = 54.2, 3.0, 5e-6  # cpu.active_ma, cpu.speed_ratio, cpu.event_us
+    windows_per_s = 300 / 200  # kept (= classified) windows per second of walking
+    hand = {
+        "sensors": 0.011 + 5 * 0.0247,  # LIS3DH table at 50 Hz + BMP280 24.7 µA per Hz at 5 Hz, for one hour
+        "wakeups": 50 / 300 * 5e-3 * active,  # FIFO of 300 samples drained at 50 Hz, 5 ms each at active current
+        "events": (50 + 5) * event_s * active,  # accelerometer and barometer events, delivered to the app
+        "smoothing": 50 * 30e-9 * speed * active,
+        "gravity_rotation": 50 * 70e-9 * speed * active,
+        "segmentation": 50 * 20e-9 * speed * active,
+        "step_context": windows_per_s * 150e-6 * speed * active,
+        "features": windows_per_s * 29e-6 * speed * active,
+        "inference": windows_per_s * 5e-6 * speed * active,
+    }
+    assert set(hand) == set(STAGES)
+    for stage in STAGES:
+        assert report.stage_mah[stage] == pytest.approx(hand[stage], rel=1e-9), stage
+    assert report.percent_per_day == pytest.approx(100 * sum(hand.values()) / 2700)
+    assert any("barometer at 5 Hz" in note for note in report.notes)
+
+
+def test_a_barometer_adds_its_current_and_events_and_nothing_else():
+    """Galaxy Nexus (no hub): a 10 Hz barometer adds the BMP180's 5 µA per sample/s and 10 events/s
+    through the HAL; every other stage is unchanged."""
+    nexus, day = load_profile("nexus-2012"), {"walking": 7200.0}
+    without = estimate(nexus, _tiny_workload(), day)
+    with_barometer = estimate(nexus, _tiny_workload({"barometer": 10.0}), day)
+    hours = 2.0
+    added = {"sensors": 10 * 0.005 * hours, "events": 10 * 3600 * hours * 60e-6 * 120.0 / 3600}
+    for stage in STAGES:
+        difference = with_barometer.stage_mah[stage] - without.stage_mah[stage]
+        assert difference == pytest.approx(added.get(stage, 0.0), rel=1e-9, abs=1e-12), stage
+
+
+def test_pricing_a_barometer_on_a_phone_without_one_is_refused():
+    nexus_one = load_profile("nexus-one-2010")
+    with pytest.raises(ValueError) as err:
+        estimate(nexus_one, _tiny_workload({"barometer": 10.0}), {"walking": 3600.0})
+    text = str(err.value)
+    assert "nexus-one-2010" in text and "has no barometer" in text and "\n" not in text
+    # without the barometer the same phone prices the configuration
+    assert estimate(nexus_one, _tiny_workload(), {"walking": 3600.0}).total_mah > 0
+
+
+def test_cli_refuses_the_barometer_on_a_phone_without_one_before_replaying(monkeypatch, capsys):
+    import stairsense.export.energy as energy
+
+    def no_replay(*args, **kwargs):
+        raise AssertionError("the profile should have been refused before any replay")
+
+    monkeypatch.setattr(energy, "measure_workload", no_replay)
+    assert main(["energy", "--profile", "nexus-one-2010", "--rate", "30", "--orientation", "mizell",
+                 "--barometer", "10"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "nexus-one-2010" in err and "has no barometer" in err
+
+
+def test_cli_prices_the_barometer_as_its_current_and_events(capsys):
+    """``stairsense energy --barometer 10`` on the Pixel 2 profile: against the same run without it,
+    the sensors stage gains the datasheet's 0.247 mA for the day and the events stage 10 events/s."""
+    argv = ["energy", "--profile", "pixel2-2017", "--rate", "30", "--orientation", "mizell", "--json"]
+    assert main(argv) == 0
+    without = json.loads(capsys.readouterr().out)["reports"]["configuration"]
+    assert main(argv + ["--barometer", "10"]) == 0
+    report = json.loads(capsys.readouterr().out)["reports"]["configuration"]
+    assert report["workload"]["extra_streams"] == {"barometer": 10.0}
+    hours = sum(report["day_s"].values()) / 3600
+    assert report["stage_mah"]["sensors"] - without["stage_mah"]["sensors"] == pytest.approx(0.247 * hours, rel=1e-9)
+    assert report["stage_mah"]["events"] - without["stage_mah"]["events"] == pytest.approx(
+        10 * 3600 * hours * 5e-6 * 54.2 / 3600, rel=1e-9)
+    assert main(argv + ["--barometer", "0"]) == 2
+    assert "barometer's sampling rate must be" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"thermometer": 1.0}, "not one a configuration can turn on"),
+    ({"barometer": 0.0}, "must be a number of Hz > 0"),
+    ({"barometer": float("nan")}, "must be a number of Hz > 0"),
+    ({"barometer": True}, "must be a number of Hz > 0"),
+])
+def test_bad_extra_stream_is_refused(extra, message):
+    assert OPTIONAL_STREAMS == ("barometer",)
+    with pytest.raises(ValueError, match=message):
+        _tiny_workload(extra)
+
+
+def test_workload_round_trips_the_barometer_and_the_step_context_cost():
+    workload = _tiny_workload({"barometer": 12.5})
+    again = Workload.from_dict(json.loads(json.dumps(workload.to_dict())))
+    assert again.extra_streams == {"barometer": 12.5} and again.stages.step_context_us == 150.0
+    assert again.to_dict() == workload.to_dict()
+
+
+def test_replayed_workload_prices_the_step_context_per_kept_window():
+    """Through a real replay: the step-context stage is the injected µs × the kept windows the
+    replay counted, and the barometer travels with the workload into the report."""
+    config = PipelineConfig(rate_hz=30, orientation="mizell", step_context=5)
+    log = simulate(minutes=2, rate_hz=30, seed=5)
+
+    def stage_costs(cfg):
+        return StageCosts(0.0, 0.0, 0.0, step_context_us=200.0)
+
+    workload = measure_workload(log, config, stage_costs=stage_costs, extra_streams={"barometer": 4.0})
+    kept = sum(c.classified for c in workload.counts.values())
+    seconds = sum(c.seconds for c in workload.counts.values())
+    assert kept > 0
+    nexus = load_profile("nexus-2012")
+    report = estimate(nexus, workload, {name: c.seconds for name, c in workload.counts.items()})
+    assert report.stage_mah["step_context"] == pytest.approx(kept * 200e-6 * 20.0 * 120.0 / 3600, rel=1e-9)
+    assert report.workload["extra_streams"] == {"barometer": 4.0}
+    assert report.stage_mah["sensors"] == pytest.approx((0.139 + 4 * 0.005) * seconds / 3600, rel=1e-9)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # onnx is imported where a graph is read: the CLI's parser im
 
 __all__ = [
     "ACTIVITY_CLASSES",
+    "OPTIONAL_STREAMS",
     "ActivityCounts",
     "Workload",
     "measure_workload",
@@ -87,6 +88,26 @@ def streams_for(orientation: str) -> tuple[str, ...]:
     if orientation not in table:
         raise ValueError(f"orientation {orientation!r} has no sensor set; resolve 'auto' to one of {sorted(table)}")
     return table[orientation]
+
+
+#: Sensors a configuration may turn on beside its orientation method's streams, each at its own
+#: rate (:attr:`Workload.extra_streams`): the barometer samples at 1-25 Hz whatever the
+#: accelerometer's rate. The pipeline does not read pressure yet, so nothing turns it on by itself.
+OPTIONAL_STREAMS = ("barometer",)
+
+
+def _checked_extra_streams(extra_streams) -> dict[str, float]:
+    """``extra_streams`` (name → Hz) as a dict of floats, after checking each name is in
+    :data:`OPTIONAL_STREAMS` and each rate a finite number > 0; ``ValueError`` names the stream."""
+    checked = {}
+    for name, rate in dict(extra_streams).items():
+        if name not in OPTIONAL_STREAMS:
+            raise ValueError(f"extra stream {name!r} is not one a configuration can turn on; known: "
+                             f"{list(OPTIONAL_STREAMS)}")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not np.isfinite(rate) or rate <= 0:
+            raise ValueError(f"the {name}'s sampling rate must be a number of Hz > 0, got {rate!r}")
+        checked[name] = float(rate)
+    return checked
 
 
 @dataclass
@@ -329,6 +350,9 @@ class Workload:
         None prices inference at zero (and says so in the report).
     source : str
         What was replayed.
+    extra_streams : dict of str → float
+        Sensors from :data:`OPTIONAL_STREAMS` the configuration turns on beside its orientation
+        method's streams, each with its sampling rate in Hz (``{"barometer": 10.0}``).
     """
 
     config: dict
@@ -336,6 +360,10 @@ class Workload:
     stages: StageCosts
     inference: InferenceCost | None
     source: str = ""
+    extra_streams: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.extra_streams = _checked_extra_streams(self.extra_streams)
 
     @property
     def rate_hz(self) -> float:
@@ -344,14 +372,14 @@ class Workload:
     def to_dict(self) -> dict:
         return {"config": self.config, "counts": {k: asdict(v) for k, v in self.counts.items()},
                 "stages": self.stages.to_dict(), "inference": None if self.inference is None else self.inference.to_dict(),
-                "source": self.source}
+                "source": self.source, "extra_streams": dict(self.extra_streams)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Workload":
         return cls(config=data["config"], counts={k: ActivityCounts(**v) for k, v in data["counts"].items()},
                    stages=StageCosts(**data["stages"]),
                    inference=None if data["inference"] is None else InferenceCost(**data["inference"]),
-                   source=data.get("source", ""))
+                   source=data.get("source", ""), extra_streams=data.get("extra_streams", {}))
 
     def day_from_log(self) -> dict[str, float]:
         """The replayed log's own activity mix, scaled to 24 hours."""
@@ -537,7 +565,7 @@ def inference_cost(model: onnx.ModelProto, window_samples: int, selected=None, i
 
 
 def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None = None, *,
-                     selected=None, input_names=None, source: str = "",
+                     selected=None, input_names=None, source: str = "", extra_streams=None,
                      stage_costs=measure_stage_costs, inference_costs=inference_cost) -> Workload:
     """Replay ``logs`` with ``config`` and measure every cost the energy model needs.
 
@@ -553,6 +581,9 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
         The features the graph computes (read from its metadata when omitted).
     source : str
         A description for the report (file names).
+    extra_streams : dict of str → float, optional
+        Sensors from :data:`OPTIONAL_STREAMS` to run beside the configuration's own, with their
+        rates (``{"barometer": 10.0}``): priced as sensors and events, not replayed.
     stage_costs : callable, default=measure_stage_costs
         ``stage_costs(config) -> StageCosts`` for the configuration with its orientation resolved.
         The default times the stage code on this machine; a fixed table prices configurations
@@ -564,6 +595,7 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
     """
     if config.rate_hz is None:
         raise ValueError("the energy model needs a sampling rate: set rate_hz in the configuration (or --rate)")
+    extra_streams = _checked_extra_streams(extra_streams or {})  # before the replay, which takes a while
     logs = [logs] if not isinstance(logs, (list, tuple)) else list(logs)
     if not logs:
         raise ValueError("no log to replay")
@@ -571,4 +603,5 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
     totals, window = measure_logs_windows(logs, config)
     stages = stage_costs(config)
     inference = None if model is None else inference_costs(model, window, selected, input_names)
-    return Workload(config=config.to_dict(), counts=totals, stages=stages, inference=inference, source=source)
+    return Workload(config=config.to_dict(), counts=totals, stages=stages, inference=inference, source=source,
+                    extra_streams=extra_streams)
