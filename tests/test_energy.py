@@ -233,8 +233,9 @@ def test_the_workload_prices_the_injected_costs(nexus, day_log, komd_graph):
     samples = config.rate_hz * sum(DAY.values())
     classified = _classified_per_day(report)
     hand = {"smoothing": samples * SMOOTHING_NS * 1e-9, "gravity_rotation": samples * GRAVITY_ROTATION_NS["rotvec"] * 1e-9,
-            "segmentation": samples * SEGMENTATION_NS["pattern"] * 1e-9, "step_context": classified * STEP_CONTEXT_US * 1e-6,
-            "features": classified * FEATURES_US * 1e-6, "inference": classified * CLASSIFIER_US * 1e-6}
+            "segmentation": samples * SEGMENTATION_NS["pattern"] * 1e-9,
+            "step_context": classified * STEP_CONTEXT_US * 1e-6, "features": classified * FEATURES_US * 1e-6,
+            "inference": classified * CLASSIFIER_US * 1e-6}
     assert classified > 0
     for stage, active_seconds in hand.items():
         assert report.stage_mah[stage] == pytest.approx(_cpu_mah(nexus, active_seconds), rel=1e-12), stage

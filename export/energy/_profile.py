@@ -111,9 +111,9 @@ class DeviceProfile:
                                  f"configuration); add it under 'sensors' or 'virtual_sensors'")
         missing = sorted(needed & set(self.absent))
         if missing:
-            raise ValueError(f"{self.path}: profile '{self.name}' has no {missing[0]} (see 'sensors.{missing[0]}.absent'), "
-                             f"and this configuration turns one on; price it on a phone with a {missing[0]}, or "
-                             f"without the {missing[0]}")
+            raise ValueError(f"{self.path}: profile '{self.name}' has no {missing[0]} (see "
+                             f"'sensors.{missing[0]}.absent'), and this configuration turns one on; price it on a "
+                             f"phone with a {missing[0]}, or without the {missing[0]}")
         return needed
 
 
