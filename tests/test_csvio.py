@@ -409,7 +409,7 @@ def test_write_is_atomic(tmp_path):
     finally:
         csv_write.pacsv.write_csv = orig
     assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv.gz", "x.steps.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv.gz", "x.csv.gz.steps.csv"]
 
 
 def test_stale_steps_sidecar_is_removed(tmp_path):

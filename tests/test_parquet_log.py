@@ -35,7 +35,7 @@ def test_parquet_round_trip_is_exact_with_meta_and_steps(full_log, tmp_path):
     assert_same_log(back, full_log)
     assert back.meta == json.loads(json.dumps(full_log.meta))
     np.testing.assert_array_equal(back.steps.t_ns, full_log.steps.t_ns)
-    assert (tmp_path / "walk.steps.csv").exists()
+    assert (tmp_path / "walk.parquet.steps.csv").exists()
     assert sorted(pq.read_schema(path).names) == sorted(
         ["t_ns", "ax", "ay", "az", "gx", "gy", "gz", "qx", "qy", "qz", "qw", "lx", "ly", "lz", "label"])
 

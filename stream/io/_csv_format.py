@@ -8,8 +8,8 @@ The format is the one of DESIGN.md ("Data model"):
   order; every group is all-or-nothing; ``label`` is an int :class:`Activity` code;
 * one sample per line, no quoting, no blank lines; ``t_ns`` is an integer, the rest are floats
   written in their shortest round-trip form, so a written log reads back bit-exactly;
-* ground-truth steps, when the log has them, in a plain sidecar ``<stem>.steps.csv`` (``t_ns,kind``)
-  beside ``<stem>.csv`` or ``<stem>.csv.gz``.
+* ground-truth steps, when the log has them, in a plain sidecar named after the whole log name
+  (``walk.csv.gz.steps.csv``, columns ``t_ns,kind``; see :func:`steps_path`).
 
 Reading parses with Arrow's streaming CSV reader (the fastest candidate measured by
 ``benchmarks/bench_read.py``). Arrow does not say on which line a value failed, so when a block
@@ -18,6 +18,7 @@ runs only on bad input.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 __all__ = ["LOG_SUFFIXES", "LogFormatError", "steps_path"]
@@ -49,17 +50,62 @@ class LogFormatError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def steps_path(path: str | Path) -> Path:
-    """The sidecar holding a log's ground-truth steps: ``walk.csv.gz`` -> ``walk.steps.csv``.
+def _stem(path: Path) -> str:
+    for suffix in LOG_SUFFIXES:
+        if path.name.endswith(suffix):
+            return path.name[: -len(suffix)]
+    raise ValueError(f"{path}: a sensor log file must end in .csv, .csv.gz or .parquet, got {path.name!r}; rename it")
+
+
+def _stem_sidecar(path: Path) -> Path:
+    """Where sidecars were written before :func:`steps_path` named them after the whole log name."""
+    return path.with_name(_stem(path) + ".steps.csv")
+
+
+def _logs_of_stem(path: Path) -> list[Path]:
+    """The logs in ``path``'s folder whose name differs from ``path``'s by the suffix only (``path`` included)."""
+    stem = _stem(path)
+    return [p for p in (path.with_name(stem + s) for s in LOG_SUFFIXES) if p.exists()]
+
+
+def steps_path(path: str | Path, *, existing: bool = False) -> Path:
+    """The sidecar holding a log's ground-truth steps: the log's whole name plus ``.steps.csv``.
+
+    ``walk.csv.gz`` -> ``walk.csv.gz.steps.csv``, so logs of one stem (``walk.csv.gz`` and
+    ``walk.parquet``) each keep their own truth. Sidecars written before were named by the stem
+    alone (``walk.steps.csv``), which two such logs shared. A reader (``existing=True``) still takes
+    such a sidecar when its log has none of its own and is the only log of that stem in the folder
+    (the sidecar then belongs to no other log); a writer first renames it to its log's own sidecar
+    (``_adopt_stem_sidecar``).
+
+    Parameters
+    ----------
+    path : str or Path
+        A log ending in .csv, .csv.gz or .parquet.
+    existing : bool
+        Return the sidecar the readers open: the log's own, else an unambiguous old one, else the
+        log's own name (which does not exist).
 
     Examples
     --------
     >>> steps_path("logs/walk.csv.gz").as_posix()
-    'logs/walk.steps.csv'
+    'logs/walk.csv.gz.steps.csv'
     """
     path = Path(path)
-    name = path.name
-    for suffix in LOG_SUFFIXES:
-        if name.endswith(suffix):
-            return path.with_name(name[: -len(suffix)] + ".steps.csv")
-    raise ValueError(f"{path}: a sensor log file must end in .csv, .csv.gz or .parquet, got {name!r}; rename it")
+    _stem(path)  # refuses a name that is not a log's
+    own = path.with_name(path.name + ".steps.csv")
+    if existing and not own.exists():
+        old = _stem_sidecar(path)
+        if old.exists() and [p.name for p in _logs_of_stem(path)] == [path.name]:
+            return old
+    return own
+
+
+def _adopt_stem_sidecar(path: str | Path) -> None:
+    """Before a log is written at ``path``: rename an old stem-named sidecar (``walk.steps.csv``) that belongs
+    to one log (the only one of that stem) to that log's own :func:`steps_path`, so it stays with that log
+    whatever is written beside it."""
+    path = Path(path)
+    old, owners = _stem_sidecar(path), _logs_of_stem(path)
+    if old.is_file() and len(owners) == 1 and not steps_path(owners[0]).exists():
+        os.replace(old, steps_path(owners[0]))

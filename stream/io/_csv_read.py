@@ -85,7 +85,7 @@ def read_steps(path: str | Path) -> StepTruth | None:
     :func:`read_log` attaches them itself; this is for callers that stream the log with
     :func:`iter_log_chunks`, whose chunks carry no steps.
     """
-    sidecar = steps_path(path)
+    sidecar = steps_path(path, existing=True)
     if not sidecar.exists():
         return None
     header = _Header(sidecar, {}, ["t_ns", "kind"], 2)

@@ -4,7 +4,7 @@ Parsing CSV bounds replay of all-sensor logs (17 columns): decimal text costs fa
 the front end costs to run. A ``.parquet`` log holds the same columns as the canonical CSV
 (``_csv_format``: ``t_ns`` int64, the sensor groups float64, ``label`` int64) as binary column
 chunks, and :attr:`SensorLog.meta` as JSON in the file's key-value metadata
-(``stairsense.meta``); ground-truth steps stay in the plain ``<stem>.steps.csv`` sidecar. The
+(``stairsense.meta``); ground-truth steps stay in the plain CSV sidecar of ``steps_path``. The
 readers (``read_log``, ``read_segments``, ``iter_log_chunks``, hence ``replay``) take either
 format: a Parquet log gives the same record batches the CSV parser gives, and they pass through the
 same checks (finite values, labels, units, time order and gaps). Error positions are 1-based row
