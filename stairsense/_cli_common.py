@@ -3,8 +3,11 @@ the advice rewrite for CLI users, and ``--json`` output."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
 import re
+from pathlib import Path
 
 from stairsense.stream import ORIENTATIONS, REPAIRS, PipelineConfig
 
@@ -75,14 +78,66 @@ def read_options(args) -> tuple[dict, list]:
 
 def output_path(path, flag="--out"):
     """``path`` as a Path after checking its folder exists, before any work is done."""
-    from pathlib import Path
-
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"{flag} {path}: folder {path.parent} does not exist; create it first")
     if path.is_dir():
         raise ValueError(f"{flag} {path}: is a folder; name a file inside it")
     return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file: the same inode when both exist (so a hard link or a symbolic
+    link counts), else the same resolved path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _with_sidecars(named: dict, reading: bool) -> list[tuple[str, Path]]:
+    """``(what, path)`` for each path of ``named`` (flag -> path, list of paths or None), and for a sensor
+    log also its steps sidecar: the one its writer replaces, and when ``reading`` the one its reader opens."""
+    from stairsense.stream import LOG_SUFFIXES, steps_path
+
+    found = []
+    for flag, paths in named.items():
+        for path in [paths] if isinstance(paths, (str, os.PathLike)) else (paths or []):
+            path = Path(path)
+            found.append((f"{flag} {path}", path))
+            if path.name.endswith(LOG_SUFFIXES):
+                sidecars = {steps_path(path), *([steps_path(path, existing=True)] if reading else [])}
+                found += [(f"the steps sidecar {side} of {flag} {path}", side) for side in sorted(sidecars)]
+    return found
+
+
+def check_outputs(outputs: dict, reads: dict | None = None) -> None:
+    """Refuse, before any work, an output that cannot be written or would replace a file the command reads.
+
+    ``outputs`` and ``reads`` map the flag or argument that names them (``"--out"``, ``"LOG"``) to a path,
+    a list of paths or None. Each output's folder must exist and the output must not be a folder
+    (:func:`output_path`). No output may be a file the command reads, by the same name or another one (a
+    hard or symbolic link: compared by inode). A log brings its steps sidecar on both sides: a log's reader
+    opens it, a log's writer replaces or removes it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "s.csv.gz").write_bytes(b"")
+    ...     check_outputs({"--out": f"{d}/s.csv.gz"}, {"DATA": [f"{d}/s.csv.gz"]})
+    Traceback (most recent call last):
+    ValueError: --out .../s.csv.gz would overwrite DATA .../s.csv.gz, which this command reads; choose another name for --out
+    """
+    for flag, path in outputs.items():
+        if path is not None:
+            output_path(path, flag)
+    read = _with_sidecars(reads or {}, reading=True)
+    for flag, paths in outputs.items():
+        for (what, out), (source, path) in itertools.product(_with_sidecars({flag: paths}, reading=False), read):
+            if _same_file(out, path):
+                raise ValueError(f"{what} would overwrite {source}, which this command reads; choose another "
+                                 f"name for {flag}")
 
 
 def log_output_path(path, flag="--out"):
@@ -97,8 +152,6 @@ def log_output_path(path, flag="--out"):
 
 def existing_file(path, what: str, fix: str):
     """``path`` if it is a file; else one line naming it, what was expected and ``fix``."""
-    from pathlib import Path
-
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: {'is a folder, not' if path.is_dir() else 'no such'} {what}; {fix}")

@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from ._cli_common import check_outputs
+
 __all__ = ["add_parser"]
 
 _COMPARE = (("sliding 500 ms/50 %", {"segmentation": "sliding"}), ("no smoothing", {"smoothing": "none"}),
@@ -56,6 +58,11 @@ def _model_and_config(args):
     return inference_graph(model), config
 
 
+def _profile_file(name: str):
+    """``--profile`` when it names a file (it may be a shipped profile's name instead)."""
+    return name if Path(name).is_file() else None
+
+
 def _stage_table(reports) -> str:
     from stairsense.export.energy import STAGES
 
@@ -85,6 +92,8 @@ def cmd_estimate(args) -> int:
     )
     from stairsense.stream import read_log
 
+    check_outputs({"--plot": args.plot}, {"--model": args.model, "--log": args.log, "--config": args.config,
+                                          "--profile": _profile_file(args.profile)})
     profile = load_profile(args.profile)
     if args.speed_ratio is not None:
         profile = profile.with_value("cpu.speed_ratio", args.speed_ratio, "command line --speed-ratio")
@@ -225,6 +234,8 @@ def cmd_optimise(args) -> int:
 
     from ._train import load_labelled_logs
 
+    check_outputs({"--out": args.out, "--plot": args.plot}, {"--data": args.data,
+                                                              "--profile": _profile_file(args.profile)})
     budget = parse_budget(args.budget)
     profile = load_profile(args.profile)
     day = parse_day(args.day)

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 
-from ._cli_common import MODEL_FIX, add_read_args, emit, existing_file, non_negative, output_path, positive
+from pathlib import Path
+
+from ._cli_common import MODEL_FIX, add_read_args, check_outputs, emit, existing_file, non_negative, positive
 
 
 _METADATA_HEADROOM = 2048  # bytes of metadata (configuration, feature names, training summary)
@@ -19,7 +21,8 @@ def cmd_export(args) -> int:
         return 0
     if not args.out:
         raise ValueError("export needs --out FILE.onnx (or --inspect to read an exported model)")
-    output_path(args.out)
+    check_outputs({"--out": args.out, "--out's ORT twin": Path(args.out).with_suffix(".ort") if args.ort else None},
+                  {"MODEL": args.model, "--config": args.config, "--validation": args.validation})
     from stairsense.export import support_budget
     from stairsense.models import load_model
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._cli_common import (add_config_args, add_read_args, config_for_model, config_from_args, emit, positive,
-                          repair_summary)
+from ._cli_common import (add_config_args, add_read_args, check_outputs, config_for_model, config_from_args, emit,
+                          positive, repair_summary)
 
 
 def _load_model(args):
@@ -20,12 +20,11 @@ def _load_model(args):
 def cmd_replay(args) -> int:
     from stairsense.pipeline import replay
 
+    check_outputs({"--plot": args.plot}, {"LOG": args.log, "--model": args.model, "--config": args.config})
     if args.model:
         model, config = _load_model(args)
     else:
         model, config = None, config_from_args(args)
-    if args.plot and not Path(args.plot).parent.is_dir():
-        raise ValueError(f"--plot {args.plot}: folder {Path(args.plot).parent} does not exist; create it first")
     plot = _ReplayPlot(args.plot_seconds) if args.plot else None
     from stairsense.stream import load_placement_recording, placement_recordings
 

@@ -12,6 +12,8 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
+from ._cli_common import check_outputs
+
 __all__ = ["add_parser"]
 
 
@@ -64,6 +66,11 @@ def cmd_serve(args) -> int:
     if not (args.allow_remote or _loopback(args.host)):
         raise ValueError(f"--host {args.host} is not a loopback address: bearer tokens and users' data would "
                          "cross the network in clear; put a TLS reverse proxy in front and pass --allow-remote")
+    token_file = Path(args.admin_token_file or (f"{args.store}.admin-token" if "://" not in args.store
+                                                 else "stairsense-admin-token"))
+    if args.admin_token_file:
+        check_outputs({"--admin-token-file": token_file},
+                      {"--store": args.store if "://" not in args.store else None, "--learner": args.learner})
     learner = _learner(args.learner)
     config = ServeConfig(learner=learner, checkpoint_every=args.checkpoint_every,
                          publish_interval_s=args.publish_interval, min_contributors=args.min_contributors,
@@ -78,8 +85,6 @@ def cmd_serve(args) -> int:
         token = bootstrap_admin(store)
     finally:
         store.close()
-    token_file = Path(args.admin_token_file or (f"{args.store}.admin-token" if "://" not in args.store
-                                                 else "stairsense-admin-token"))
     if token is not None:
         _write_secret(token_file, token)
     info = {"url": f"http://{args.host}:{args.port}", "docs": f"http://{args.host}:{args.port}/docs",

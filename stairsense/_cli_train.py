@@ -4,15 +4,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._cli_common import (DATA_HELP, add_config_args, add_read_args, config_from_args, emit, positive,
-                          gamma_arg, output_path, read_options, repair_summary, unit_interval)
+from ._cli_common import (DATA_HELP, add_config_args, add_read_args, check_outputs, config_from_args, emit, positive,
+                          gamma_arg, read_options, repair_summary, unit_interval)
 
 
 def cmd_train(args) -> int:
     from stairsense._train import train_from_recordings
     from stairsense.models import save_model
 
-    out = output_path(args.out)
+    check_outputs({"--out": args.out}, {"DATA": args.data, "--config": args.config})
     read, reports = read_options(args)
     k = args.k
     if k is None:  # a configuration file from `stairsense energy optimise` may choose it
@@ -22,7 +22,7 @@ def cmd_train(args) -> int:
     model = train_from_recordings(args.data, config_from_args(args), k=k, lam=args.lam, gamma=args.gamma,
                                   n_landmarks=args.landmarks or None, invariant=args.invariant_features,
                                   progress=not args.json and sys.stderr.isatty(), read=read)
-    path = save_model(model, out)
+    path = save_model(model, args.out)
     summary = model.summary
     repairs = [r.to_dict() for r in reports if r.repaired]
     emit(args, {"out": str(path), **summary, "repairs": repairs},

@@ -12,6 +12,7 @@ import argparse
 import gzip
 import hashlib
 import json
+import os
 import re
 from dataclasses import replace
 
@@ -20,7 +21,7 @@ import pytest
 
 from stairsense.cli import build_parser, main
 from stairsense import PipelineConfig
-from stairsense.stream import write_log
+from stairsense.stream import steps_path, write_log
 
 # --- the inputs ----------------------------------------------------------------------------------
 
@@ -40,6 +41,7 @@ def text(lines, header=HEADER):
 
 
 GOOD = rows()
+SIM_STEPS = steps_path("sim.csv.gz").name  # the truth sidecar of the shared simulated log
 
 
 def edited(i, new):
@@ -191,6 +193,23 @@ CASES = {
                          "foreign"),
     "import_reader_only_repair": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP, "--repair",
                                    "split-gaps"], "foreign"),
+    # no command writes over a file it reads (the steps sidecar of a log it reads included)
+    "train_out_is_the_data": (["train", "{s}/sim.csv.gz", "--out", "{s}/sim.csv.gz"], None),
+    "train_out_is_the_data_sidecar": (["train", "{s}/sim.csv.gz", "--out", "{s}/" + SIM_STEPS], None),
+    "export_out_is_the_model": (["export", "{s}/m.model", "--out", "{s}/m.model"], None),
+    "export_out_is_a_validation_log": (["export", "{s}/m.model", "--out", "{s}/unlabelled.csv.gz", "--validation",
+                                        "{s}/unlabelled.csv.gz"], None),
+    "replay_plot_is_the_log": (["replay", "{s}/sim.csv.gz", "--plot", "{s}/sim.csv.gz"], None),
+    "replay_plot_is_the_model": (["replay", "{s}/sim.csv.gz", "--model", "{s}/m.model", "--plot", "{s}/m.model"], None),
+    "energy_plot_is_the_log": (["energy", "--log", "{s}/sim.csv.gz", "--plot", "{s}/sim.csv.gz"], None),
+    "energy_optimise_out_is_the_data": (["energy", "optimise", "--budget", "1%/day", "--data", "{s}/sim.csv.gz",
+                                         "--out", "{s}/sim.csv.gz"], None),
+    "upgrade_model_out_is_the_model": (["upgrade-model", "{s}/m.model", "--out", "{s}/m.model"], None),
+    "convert_out_is_the_log": (["convert", "{s}/sim.csv.gz", "{s}/sim.csv.gz"], None),
+    "convert_out_is_the_log_sidecar": (["convert", "{f}", "{d}/" + steps_path("x.csv").name], "good_log"),
+    "import_out_sidecar_is_the_source": (["import", "{f}", "--out", "{d}/o.csv", "--map", FOREIGN_MAP],
+                                         "foreign_as_sidecar"),
+    "serve_token_file_is_the_store": (["serve", "--store", "{d}/s.db", "--admin-token-file", "{d}/s.db"], None),
     # demo and the command itself
     "demo_no_people": (["demo", "--people", "0", "--out", "{d}/demo"], None),
     "demo_out_is_a_file": (["demo", "--people", "1", "--minutes", "0.5", "--out", "{d}/file"], None),
@@ -199,6 +218,8 @@ CASES = {
 }
 
 EXTRA_FILES = {
+    "good_log": ("x.csv", text(GOOD)),
+    "foreign_as_sidecar": (steps_path("o.csv").name, "\n".join(FOREIGN) + "\n"),
     "foreign": ("export.txt", "\n".join(FOREIGN) + "\n"),
     "foreign_csv": ("export.csv", "\n".join(FOREIGN) + "\n"),
     "foreign_repeat": ("export.txt", "\n".join(FOREIGN[:50] + [FOREIGN[49]] + FOREIGN[50:]) + "\n"),
@@ -227,11 +248,14 @@ def _snapshot(*folders):
             for folder in folders for p in sorted(folder.rglob("*"))}
 
 
-def _flags_of(parser: argparse.ArgumentParser, command: str | None):
-    """Option strings and ``--repair`` choices of ``command``'s parser (the top parser for None)."""
-    if command is not None:
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parser = sub.choices[command]
+def _flags_of(parser: argparse.ArgumentParser, command: str | None, action: str | None = None):
+    """Option strings and ``--repair`` choices of ``command``'s parser (the top parser for None), or of its
+    ``action``'s when ``action`` is one (``stairsense energy optimise``)."""
+    for name in (command, action):
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if name is None or sub is None or name not in sub.choices:
+            break
+        parser = sub.choices[name]
     repair = parser._option_string_actions.get("--repair")
     return set(parser._option_string_actions), set(repair.choices) if repair else set()
 
@@ -266,7 +290,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, shared, tmp_path,
     # The advice names only flags and repairs this subcommand has.
     command = argv[0] if argv and argv[0] in _flags_of(build_parser(), None)[0] | set(
         next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices) else None
-    flags, repairs = _flags_of(build_parser(), command)
+    flags, repairs = _flags_of(build_parser(), command, argv[1] if len(argv) > 1 else None)
     message = err.split(": error: ", 1)[-1]
     advice = message.split("(see ")[0].split("unrecognized arguments:")[0]
     for other, rest in re.findall(r"`stairsense ([a-z]+)([^`]*)`", advice):  # advice to run another command
@@ -275,6 +299,29 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, shared, tmp_path,
     assert named <= flags, f"{case}: advice names {named - flags}, not flags of {command}: {err}"
     assert set(re.findall(r"--repair ([a-z-]+)", message)) <= repairs, err
     assert "read_segments" not in message and "repair=(" not in message, err
+
+
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+@pytest.mark.parametrize("argv", [
+    ["train", "{d}/data.csv.gz", "--k", "5", "--out", "{d}/link"],
+    ["export", "{d}/m.model", "--out", "{d}/link"],
+    ["export", "{d}/m.model", "--out", "{d}/link.onnx", "--ort"],  # the .ort twin is written beside --out
+    ["replay", "{d}/data.csv.gz", "--plot", "{d}/link"],
+], ids=["train", "export", "export-ort-twin", "replay-plot"])
+def test_an_output_that_is_an_input_by_another_name_is_refused(argv, link, shared, tmp_path, capsys):
+    """Names differ, the file is one: a hard link or a symbolic link to an input is that input."""
+    d = tmp_path
+    (d / "data.csv.gz").write_bytes((shared / "sim.csv.gz").read_bytes())
+    (d / "m.model").write_bytes((shared / "m.model").read_bytes())
+    target = d / ("data.csv.gz" if argv[0] in ("train", "replay") else "m.model")
+    name = "link.ort" if "--ort" in argv else "link"
+    (os.link if link == "hard" else os.symlink)(target, d / name)
+    before = _snapshot(d)
+    capsys.readouterr()
+    assert main([a.format(d=d) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and name in err and target.name in err and "would overwrite" in err, err
+    assert _snapshot(d) == before
 
 
 # --- what works: repairs from the command line, and the model's own configuration ----------------------

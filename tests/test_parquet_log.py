@@ -131,4 +131,4 @@ def test_cli_simulate_writes_parquet_and_convert_checks_names(tmp_path, capsys):
     assert main(["convert", str(out), str(tmp_path / "sim.txt")]) == 2
     assert "must end in .csv, .csv.gz or .parquet" in capsys.readouterr().err
     assert main(["convert", str(out), str(out)]) == 2
-    assert "would overwrite the input" in capsys.readouterr().err
+    assert f"OUT {out} would overwrite LOG {out}" in capsys.readouterr().err
