@@ -29,7 +29,7 @@ with atomic_write(sys.argv[1]) as tmp, open(tmp, "wb") as f:
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_signal_mid_write_leaves_neither_target_nor_temporary_file(tmp_path, signum):
     target = tmp_path / "out.bin"
     child = subprocess.Popen([sys.executable, "-c", _LONG_WRITE, str(target)], stdout=subprocess.PIPE,
@@ -44,10 +44,14 @@ def test_a_signal_mid_write_leaves_neither_target_nor_temporary_file(tmp_path, s
 
 
 def test_sigterm_after_the_write_keeps_the_default_action(tmp_path):
-    """The handler lives only while a write runs: afterwards SIGTERM is Python's default again."""
+    """The handlers live only while a write runs: afterwards SIGTERM and SIGHUP are Python's defaults again,
+    and a signal that was ignored stays ignored."""
     script = ("import sys, signal\nfrom stairsense.stream import atomic_write\n"
+              "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
               "with atomic_write(sys.argv[1]) as tmp:\n    tmp.write_text('done')\n"
-              "assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n")
+              "    assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN\n"
+              "assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n"
+              "assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN\n")
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "x")], check=True)
     assert (tmp_path / "x").read_text() == "done"
 
