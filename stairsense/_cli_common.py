@@ -229,8 +229,9 @@ def add_read_args(p):
     """How logs are read: the repairs for what real phones do, the units, the gap limit."""
     p.add_argument("--repair", nargs="+", choices=REPAIRS, metavar="REPAIR", default=[],
                    help="fix instead of failing, each fix reported: sort (reorder), dedupe (drop repeated "
-                        "timestamps), drop-nan, trim-startup (drop a slow start before the steady rate), "
-                        "split-gaps (restart after each gap)")
+                        "timestamps), drop-nan, drop-impossible (drop values beyond any phone sensor), "
+                        "trim-startup (drop a slow start before the steady rate), split-gaps (restart after "
+                        "each gap)")
     p.add_argument("--units", choices=["m/s2", "g"], help="accelerometer units in the file (default: its meta, "
                    "else m/s2)")
     p.add_argument("--max-gap", type=positive(float), metavar="S",

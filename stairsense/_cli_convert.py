@@ -32,7 +32,8 @@ def add_parser(subparsers) -> None:
                     "output. Values round-trip exactly in both directions.")
     p.add_argument("log", metavar="LOG", help="input log (.csv, .csv.gz or .parquet)")
     p.add_argument("out", metavar="OUT", help="output log (.csv, .csv.gz or .parquet)")
-    p.add_argument("--repair", nargs="+", choices=["drop-nan"], metavar="REPAIR",
-                   help="fix instead of failing: drop-nan (samples with nan/inf are left out)")
+    p.add_argument("--repair", nargs="+", choices=["drop-nan", "drop-impossible"], metavar="REPAIR",
+                   help="fix instead of failing: drop-nan (samples with nan/inf are left out), drop-impossible "
+                        "(samples with values beyond any phone sensor are left out)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_convert)

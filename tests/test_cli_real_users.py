@@ -78,6 +78,9 @@ BAD_FILES = {  # name: (file name, content as str or bytes)
     "short_line": ("x.csv", edited(10, f"{t_of(10)},0.1")),
     "blank_line": ("x.csv", edited(10, "")),
     "nan": ("x.csv", edited(10, f"{t_of(10)},nan,0,9.8")),
+    "impossible_value": ("x.csv", edited(10, f"{t_of(10)},0.1,0,1e17")),  # beyond any phone accelerometer
+    "huge_values": ("x.csv", text([f"{ln.split(',')[0]},1e308,-1e308,1e308" if 100 <= k < 200 else ln
+                                   for k, ln in enumerate(GOOD)])),
     "repeated_timestamp": ("x.csv", edited(10, f"{t_of(9)},0,0,9.8")),
     "time_goes_back": ("x.csv", edited(10, f"{t_of(3)},0,0,9.8")),
     "gap": ("x.csv", with_gap(200, 1_000_000_000)),

@@ -39,6 +39,15 @@ _FLOAT_FIELDS = ("acc", "gyro", "rotvec", "linacc")
 _KNOWN = [c for cols in _GROUPS.values() for c in cols]
 _META_PREFIX = "# meta:"
 
+# The largest magnitude a sample of a float group can have (canonical units), and the unit. A value
+# beyond it is no measurement but a damaged field (a lost decimal point, a timestamp in a value column):
+# phone accelerometers saturate at ±16 g (157 m/s²) at most and gyroscopes at ±2000 °/s (35 rad/s),
+# and a rotation vector is a unit quaternion, each component in [-1, 1]. The limits leave a wide margin
+# above every phone sensor (1000 m/s² ≈ 102 g, 100 rad/s ≈ 5700 °/s, 2 for a component drifting off
+# unit norm by rounding) and keep every square and sum the front end takes far from float overflow.
+_PHYSICAL_LIMITS = {"acc": (1000.0, "m/s²"), "gyro": (100.0, "rad/s"), "rotvec": (2.0, ""),
+                    "linacc": (1000.0, "m/s²")}
+
 
 class LogFormatError(ValueError):
     """A sensor-log file is malformed; ``path`` and ``line`` (1-based, or None) say where."""

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ._csv_format import _GROUPS, _KNOWN, _META_PREFIX, LogFormatError
+from ._csv_format import _GROUPS, _KNOWN, _META_PREFIX, _PHYSICAL_LIMITS, LogFormatError
 from ._csv_report import ReadReport
 from .._log import STANDARD_GRAVITY, Activity
 
@@ -335,11 +335,57 @@ def _check_line(path, lineno, text, columns, types, ncol):
                                  "fix or delete the line")
 
 
+def _limits(columns, units: str) -> dict[str, tuple[float, str]]:
+    """Each float column's physical limit and unit as the file states values (an accelerometer in g
+    is checked in g: converting first could overflow)."""
+    limits = {}
+    for group, (limit, unit) in _PHYSICAL_LIMITS.items():
+        if group == "acc" and units == "g":
+            limit, unit = limit / STANDARD_GRAVITY, "g"
+        limits.update({c: (limit, unit) for c in _GROUPS[group] if c in columns})
+    return limits
+
+
+def _possible(block: _Block, limits, drop_nan: bool, drop_impossible: bool, path: Path,
+              report: ReadReport) -> _Block:
+    """``block`` without samples holding nan/inf or values beyond a phone sensor's range (each
+    dropped only by its named repair, and reported), else an error naming the first such line."""
+    finite = np.ones(len(block), dtype=bool)
+    for c in limits:
+        finite &= np.isfinite(block.fields[c])
+    if not finite.all():
+        if not drop_nan:
+            i = int(np.flatnonzero(~finite)[0])
+            raise LogFormatError(path, block.line(i), "non-finite value (nan or inf); fix the line or "
+                                 "use repair 'drop-nan' to drop such samples (each is reported)")
+        report._note("drop-nan", "dropped samples with nan/inf values", block.lines()[~finite])
+        block = block.take(finite)
+    possible = np.ones(len(block), dtype=bool)
+    for c, (limit, _) in limits.items():
+        possible &= np.abs(block.fields[c]) <= limit
+    if not possible.all():
+        if not drop_impossible:
+            i = int(np.flatnonzero(~possible)[0])
+            c = next(c for c, (limit, _) in limits.items() if abs(block.fields[c][i]) > limit)
+            limit, unit = limits[c]
+            unit = f" {unit}" if unit else ""
+            raise LogFormatError(path, block.line(i), f"{c} = {block.fields[c][i]:g}{unit} is beyond any phone "
+                                 f"sensor (accepted: |{c}| <= {limit:.4g}{unit}); fix or delete the line, or use "
+                                 "repair 'drop-impossible' to drop such samples (each is reported)")
+        report._note("drop-impossible", "dropped samples with values beyond a phone sensor's range",
+                     block.lines()[~possible])
+        block = block.take(possible)
+    return block
+
+
 def _blocks(header: _Header, units: str, drop_nan: bool,
-            report: ReadReport, batches: Iterator[tuple[int, pa.RecordBatch]] | None = None) -> Iterator[_Block]:
-    """Parse (or take ``batches``, e.g. a Parquet log's), check finiteness, labels and units, convert g to m/s²."""
+            report: ReadReport, batches: Iterator[tuple[int, pa.RecordBatch]] | None = None,
+            drop_impossible: bool = False) -> Iterator[_Block]:
+    """Parse (or take ``batches``, e.g. a Parquet log's), check values (finite, within a phone sensor's
+    range), labels and units, convert g to m/s²."""
     path = header.path
     units_checked = False
+    limits = _limits(header.columns, units)
     if batches is None:
         batches = _iter_batches(header, _BLOCK_BYTES)
     for line0, batch in batches:
@@ -347,22 +393,10 @@ def _blocks(header: _Header, units: str, drop_nan: bool,
         cols = {name: _column_values(batch.column(i)) for i, name in enumerate(header.columns)}
         report.rows_read += n
         block = _Block(cols.pop("t_ns"), cols, line0)
-        floats = [c for c in cols if c != "label"]
-        # Fast path: a nan or inf makes its column sum non-finite. A finite-but-huge sum can overflow
-        # too, which only sends us to the exact per-sample check below.
-        finite = np.ones(n, dtype=bool)
-        with np.errstate(over="ignore"):
-            sums = [cols[c].sum() for c in floats]
-        if not np.isfinite(sums).all():
-            for c in floats:
-                finite &= np.isfinite(cols[c])
-        if not finite.all():
-            if not drop_nan:
-                i = int(np.flatnonzero(~finite)[0])
-                raise LogFormatError(path, block.line(i), "non-finite value (nan or inf); fix the line or "
-                                     "use repair 'drop-nan' to drop such samples (each is reported)")
-            report._note("drop-nan", "dropped samples with nan/inf values", block.lines()[~finite])
-            block = block.take(finite)
+        # Fast path: one min and one max per column. A nan fails every comparison, so only a block
+        # with a nan, an inf or an impossible value goes to the per-sample checks.
+        if n and not all(-limit <= cols[c].min() and cols[c].max() <= limit for c, (limit, _) in limits.items()):
+            block = _possible(block, limits, drop_nan, drop_impossible, path, report)
         if "label" in cols:
             bad = ~np.isin(block.fields["label"], _VALID_LABELS)
             if bad.any():

@@ -105,8 +105,8 @@ def read_steps(path: str | Path) -> StepTruth | None:
 def _segments_of(path, repair, units, max_gap_s, report: ReadReport | None = None):
     """Set up parse -> repairs -> order checks for ``path``; return ``(meta, report, segments)``.
 
-    The repairs run in a fixed order whatever order they are named in: drop-nan while parsing,
-    sort (whole file), dedupe, trim-startup, then the order and gap checks (split-gaps).
+    The repairs run in a fixed order whatever order they are named in: drop-nan and drop-impossible
+    while parsing, sort (whole file), dedupe, trim-startup, then the order and gap checks (split-gaps).
     """
     path = Path(path)
     parquet = is_parquet(path)  # the binary log format: same batches, same checks (_parquet)
@@ -120,7 +120,8 @@ def _segments_of(path, repair, units, max_gap_s, report: ReadReport | None = Non
     if units == "g":
         meta["units"] = "m/s2"
         meta["converted_from_units"] = "g"
-    blocks = _blocks(header, units, "drop-nan" in repairs, report, parquet_batches(header) if parquet else None)
+    blocks = _blocks(header, units, "drop-nan" in repairs, report, parquet_batches(header) if parquet else None,
+                     drop_impossible="drop-impossible" in repairs)
     if "sort" in repairs:
         blocks = _sorted_block(list(blocks), report)
     if "dedupe" in repairs:
@@ -144,8 +145,10 @@ def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: It
     chunk_rows : int
         Maximum samples per chunk; chunks are this long except the last and, with
         ``"split-gaps"``, the last of each segment.
-    repair : iterable of {"drop-nan", "dedupe", "trim-startup", "split-gaps", "sort"}
-        ``"drop-nan"`` drops samples with nan/inf; ``"dedupe"`` drops samples repeating the
+    repair : iterable of {"drop-nan", "drop-impossible", "dedupe", "trim-startup", "split-gaps", "sort"}
+        ``"drop-nan"`` drops samples with nan/inf; ``"drop-impossible"`` samples with a value beyond
+        any phone sensor's range (|acc| > 1000 m/s², |gyro| > 100 rad/s, a quaternion component
+        beyond ±2), which are otherwise an error; ``"dedupe"`` drops samples repeating the
         previous timestamp; ``"trim-startup"`` drops the samples before the steady rate;
         ``"split-gaps"`` ends a chunk at every gap longer than ``max_gap_s`` and counts segments
         in ``chunk.meta["segment"]``. ``"sort"`` reorders, which holds the whole file in memory.
@@ -216,11 +219,12 @@ def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None 
     ----------
     path : str or Path
         A ``.csv`` or ``.csv.gz`` log.
-    repair : iterable of {"sort", "dedupe", "drop-nan", "trim-startup"}
+    repair : iterable of {"sort", "dedupe", "drop-nan", "drop-impossible", "trim-startup"}
         Fix instead of failing: ``"sort"`` puts samples in time order and drops samples whose
         timestamp repeats an earlier one (the first line wins); ``"dedupe"`` drops samples that
         repeat the previous timestamp (exact duplicates and same-time samples counted apart);
-        ``"drop-nan"`` drops samples with nan/inf; ``"trim-startup"`` drops a slow or bursty
+        ``"drop-nan"`` drops samples with nan/inf, ``"drop-impossible"`` samples beyond a phone sensor's
+        range (see :func:`iter_log_chunks`); ``"trim-startup"`` drops a slow or bursty
         start before the steady rate. ``"split-gaps"`` cannot return one log: use :func:`read_segments`.
     units, max_gap_s
         As in :func:`iter_log_chunks`.
@@ -264,7 +268,7 @@ def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | 
     ----------
     path, units, max_gap_s
         As in :func:`read_log`.
-    repair : iterable of {"sort", "dedupe", "drop-nan", "trim-startup"}
+    repair : iterable of {"sort", "dedupe", "drop-nan", "drop-impossible", "trim-startup"}
         Further repairs; ``"split-gaps"`` is implied.
     report : bool
         Also return the :class:`ReadReport`; its ``segments`` give each segment's file lines.

@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ._csv_format import _GROUPS
+from ._csv_format import _GROUPS, _PHYSICAL_LIMITS
 from ._csv_parse import _UNITS_SPLIT
 from .._log import STANDARD_GRAVITY, Activity, SensorLog
 from .._resample import values_at
@@ -245,8 +245,10 @@ def _time_ns(source: _Source, entry: _Entry) -> np.ndarray:
     return np.rint(raw * scale).astype(np.int64)
 
 
-def _ordered_rows(source: _Source, t: np.ndarray, values: np.ndarray, repairs, report: ImportReport):
-    """Rows in strictly increasing time, by the ``sort`` and ``dedupe`` repairs or an error naming the line."""
+def _ordered_rows(source: _Source, t: np.ndarray, values: np.ndarray, targets: list[str], repairs,
+                  report: ImportReport):
+    """Rows in strictly increasing time, by the ``sort`` and ``dedupe`` repairs or an error naming the line;
+    every value finite and within a phone sensor's range (``targets`` name the columns of ``values``)."""
     rows = np.arange(t.size)  # data row of each sample, for line numbers after repairs
     if "sort" in repairs:
         late = int(np.count_nonzero(t < np.maximum.accumulate(t)))
@@ -273,8 +275,17 @@ def _ordered_rows(source: _Source, t: np.ndarray, values: np.ndarray, repairs, r
                          f"{t[i - 1]} ns; {fix} (each is reported)")
     if not np.isfinite(values).all():
         i = int(np.flatnonzero(~np.isfinite(values).all(axis=1))[0])
-        raise ValueError(f"{source.path}:{source.line0 + rows[i]}: nan or inf in a mapped column; fix or delete "
-                         "the line")
+        raise ValueError(f"{source.path}:{source.line0 + rows[i]}: nan or inf in a mapped column (or a value "
+                         "too large for a number once converted); fix or delete the line")
+    limits = np.array([_PHYSICAL_LIMITS.get(_GROUP_OF[name], (np.inf, ""))[0] for name in targets])
+    beyond = np.abs(values) > limits
+    if beyond.any():
+        i, j = (int(k[0]) for k in np.nonzero(beyond))
+        limit, unit = _PHYSICAL_LIMITS[_GROUP_OF[targets[j]]]
+        unit = f" {unit}" if unit else ""
+        raise ValueError(f"{source.path}:{source.line0 + rows[i]}: {targets[j]} = {values[i, j]:g}{unit} once "
+                         f"converted, beyond any phone sensor (accepted: |{targets[j]}| <= {limit:g}{unit}); check "
+                         "the column's unit, or fix or delete the line")
     return t, values
 
 
@@ -338,10 +349,11 @@ def import_log(paths, mapping, *, repair=(), meta: dict | None = None) -> tuple[
     for i, items in fed.items():
         src = sources[i]
         t = _time_ns(src, times[i])
-        values = np.column_stack([
-            np.sum([_numbers(src, c, integer_ok=False) for c in e.columns], axis=0) * e.factor for e, _ in items])
+        with np.errstate(over="ignore"):  # a sum or unit beyond float range is inf, refused with its line below
+            values = np.column_stack([
+                np.sum([_numbers(src, c, integer_ok=False) for c in e.columns], axis=0) * e.factor for e, _ in items])
         targets = [name for _, names in items for name in names]
-        t, values = _ordered_rows(src, t, values, repair, report)
+        t, values = _ordered_rows(src, t, values, targets, repair, report)
         streams[i] = (t, values, targets)
         rate = 1e9 / float(np.median(np.diff(t))) if t.size > 1 else float("nan")
         report.sources.append({"path": str(src.path), "rows": src.table.num_rows, "rate_hz": rate,
