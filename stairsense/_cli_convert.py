@@ -1,7 +1,7 @@
 """``stairsense convert``: rewrite a sensor log between CSV (.csv/.csv.gz) and Parquet (.parquet)."""
 from __future__ import annotations
 
-from ._cli_common import check_outputs, emit
+from ._cli_common import check_files, emit
 
 _SUFFIXES = (".csv", ".csv.gz", ".parquet")
 
@@ -16,7 +16,7 @@ def cmd_convert(args) -> int:
 
     _check_name(args.log, "input")
     _check_name(args.out, "output")
-    check_outputs({"OUT": args.out}, {"LOG": args.log})
+    check_files({"OUT": args.out}, {"LOG": args.log})
     samples = convert_log(args.log, args.out, repair=tuple(args.repair or ()))
     emit(args, {"log": args.log, "out": args.out, "samples": samples},
          f"wrote {args.out}: {samples} samples from {args.log}")

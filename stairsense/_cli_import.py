@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._cli_common import check_outputs, emit, log_output_path
+from ._cli_common import check_files, emit, log_output_path
 
 MAP_HELP = ("column mapping NAME=COLUMN[:UNIT],... e.g. 't=timestamp:ms,ax=accX:g,ay=accY:g,az=accZ:g'; units: "
             "time ns/us/ms/s, acceleration m/s2/g, angular rate rad/s/deg/s, a leading '-' flips the sign "
@@ -41,7 +41,7 @@ def cmd_import(args) -> int:
 
     out = log_output_path(args.out)
     sources = [Path(s) for s in args.sources]
-    check_outputs({"--out": out}, {"SRC": sources, "--map-file": args.map_file})
+    check_files({"--out": out}, {"SRC": sources, "--map-file": args.map_file})
     if (args.map is None) == (args.map_file is None):
         raise ValueError("give the column mapping with --map \"t=...,ax=...\" or --map-file FILE.toml (one of them)")
     mapping, meta = (args.map, {}) if args.map is not None else _mapping_file(args.map_file)

@@ -4,8 +4,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._cli_common import (add_config_args, add_read_args, check_outputs, config_for_model, config_from_args, emit,
-                          positive, repair_summary)
+from ._cli_common import (add_config_args, add_read_args, check_files, config_for_model, config_from_args, emit,
+                          repair_summary)
+from ._cli_types import positive
 
 
 def _load_model(args):
@@ -20,7 +21,7 @@ def _load_model(args):
 def cmd_replay(args) -> int:
     from stairsense.pipeline import replay
 
-    check_outputs({"--plot": args.plot}, {"LOG": args.log, "--model": args.model, "--config": args.config})
+    check_files({"--plot": args.plot}, {"LOG": args.log, "--model": args.model, "--config": args.config})
     if args.model:
         model, config = _load_model(args)
     else:
@@ -118,7 +119,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--model", metavar="MODEL", help="a model from `stairsense train` (or an exported .onnx)")
     add_read_args(p)
     p.add_argument("--plot", metavar="PNG", help="save a plot of the vertical signal, windows and durations")
-    p.add_argument("--plot-seconds", type=positive(float), default=30.0,
-                   help="seconds of signal in the plot (default 30)")
+    p.add_argument("--plot-seconds", type=positive(float, 3600, " (an hour of signal already fills the plot)"),
+                   default=30.0, help="seconds of signal in the plot, at most 3600 (default 30)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_replay)

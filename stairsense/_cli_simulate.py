@@ -1,7 +1,8 @@
 """``stairsense simulate``: write a synthetic sensor log with ground truth."""
 from __future__ import annotations
 
-from ._cli_common import emit, log_output_path, positive
+from ._cli_common import emit, log_output_path
+from ._cli_types import MAX_SIMULATED_MINUTES, between, positive, seed_arg
 
 
 def cmd_simulate(args) -> int:
@@ -25,9 +26,11 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("simulate", help="write a synthetic sensor log with ground truth",
                        description="Simulate a phone carried by a person (walking, stairs up/down, standing) "
                                    "and write a canonical log plus a .steps.csv ground-truth sidecar.")
-    p.add_argument("--minutes", type=positive(float), default=10.0, help="length of the random activity schedule (default 10)")
-    p.add_argument("--rate", type=positive(float), default=50.0, metavar="HZ", help="sampling rate, 20-200 Hz (default 50)")
-    p.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same log (default 0)")
+    p.add_argument("--minutes", type=positive(float, MAX_SIMULATED_MINUTES, " (24 h: the log is held in memory)"),
+                   default=10.0, help="length of the random activity schedule, at most 1440 (default 10)")
+    p.add_argument("--rate", type=between(float, 20, 200, why=" Hz (phone motion sensors)"), default=50.0, metavar="HZ",
+                   help="sampling rate, 20-200 Hz (default 50)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed; the same seed gives the same log (default 0)")
     p.add_argument("--out", required=True, metavar="LOG", help="output .csv, .csv.gz or .parquet (binary, fastest to replay)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_simulate)

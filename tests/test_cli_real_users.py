@@ -213,6 +213,27 @@ CASES = {
     "import_out_sidecar_is_the_source": (["import", "{f}", "--out", "{d}/o.csv", "--map", FOREIGN_MAP],
                                          "foreign_as_sidecar"),
     "serve_token_file_is_the_store": (["serve", "--store", "{d}/s.db", "--admin-token-file", "{d}/s.db"], None),
+    # every rate, duration and count is bounded before anything is allocated, and a log must end
+    "simulate_a_billion_minutes": (["simulate", "--minutes", "1e9", "--out", "{d}/x.csv"], None),
+    "simulate_seed_beyond_generators": (["simulate", "--seed", str(2**32), "--out", "{d}/x.csv"], None),
+    "replay_rate_a_billion_hz": (["replay", "{s}/sim.csv.gz", "--rate", "1e9"], None),
+    "replay_config_rate_a_billion_hz": (["replay", "{s}/sim.csv.gz", "--config", "{d}/fast.json"], None),
+    "replay_plot_seconds_a_trillion": (["replay", "{s}/sim.csv.gz", "--plot", "{d}/p.png", "--plot-seconds", "1e12"],
+                                       None),
+    "replay_dev_zero": (["replay", "/dev/zero"], None),
+    "replay_config_dev_zero": (["replay", "{s}/sim.csv.gz", "--config", "/dev/zero"], None),
+    "train_negative_landmarks": (["train", "{s}/sim.csv.gz", "--out", "{d}/m.model", "--landmarks", "-5"], None),
+    "train_one_landmark": (["train", "{s}/sim.csv.gz", "--out", "{d}/m.model", "--landmarks", "1"], None),
+    "evaluate_a_billion_folds": (["evaluate", "{s}/sim.csv.gz", "--protocol", "nested-cv", "--folds", "1e9"], None),
+    "evaluate_negative_seed": (["evaluate", "{s}/sim.csv.gz", "--protocol", "nested-cv", "--seed", "-1"], None),
+    "export_budget_beyond_floats": (["export", "{s}/m.model", "--out", "{d}/m.onnx", "--max-kb", "1e308"], None),
+    "demo_a_billion_people": (["demo", "--people", "1000000000", "--out", "{d}/demo"], None),
+    "energy_rate_a_billion_hz": (["energy", "--rate", "1e9"], None),
+    "energy_speed_ratio_negative": (["energy", "--speed-ratio", "-1"], None),
+    "energy_optimise_no_jobs": (["energy", "optimise", "--budget", "1%/day", "--data", "{s}/sim.csv.gz", "--n-jobs",
+                                 "0"], None),
+    "serve_a_hundred_thousand_workers": (["serve", "--store", "{d}/s.db", "--workers", "100000"], None),
+    "serve_port_beyond_tcp": (["serve", "--store", "{d}/s.db", "--port", "70000"], None),
     # demo and the command itself
     "demo_no_people": (["demo", "--people", "0", "--out", "{d}/demo"], None),
     "demo_out_is_a_file": (["demo", "--people", "1", "--minutes", "0.5", "--out", "{d}/file"], None),
@@ -237,6 +258,7 @@ def _case_folder(d, file_case):
     (d / "unknown.json").write_text(json.dumps({"rate": 30}))
     (d / "steps.json").write_text(json.dumps({"min_step_s": 3.0}))
     (d / "smooth200.json").write_text(json.dumps({"smooth_ms": 200}))
+    (d / "fast.json").write_text(json.dumps({"rate_hz": 1e9}))
     (d / "file").write_text("not a folder")
     if file_case is None:
         return None

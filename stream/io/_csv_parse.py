@@ -41,6 +41,9 @@ _VALID_LABELS = np.array(sorted(int(a) for a in Activity))
 # 4 MB and the accelerometer-only log about as fast: a block's text and parsed columns then fit a 2 MB
 # per-core cache. Smaller blocks pay per-block overhead.
 _BLOCK_BYTES = 1 << 20
+# The longest line a log may hold: a line the parser cannot take in one block. A sample line is under
+# 500 characters; without a bound, a file that never ends a line (or never ends) is read into memory whole.
+_MAX_LINE = _BLOCK_BYTES
 # Blocks per stretch of a plain file parsed in one call: enough for Arrow to parse a stretch's blocks in
 # parallel, few enough that the stretch being parsed ahead and the one in use stay small (~2 x 8 MB).
 _STRETCH_BLOCKS = 8
@@ -68,11 +71,24 @@ def _open_text(path: Path):
 
 
 def check_log_file(path: Path, what: str) -> None:
-    """Refuse a missing path or a folder before opening it (``what``: the file the user should pass)."""
+    """Refuse a missing path, a folder, or a device or pipe (which may never end) before opening it
+    (``what``: the file the user should pass)."""
     if not path.exists():
         raise LogFormatError(path, None, "no such file; check the path (logs end in .csv, .csv.gz or .parquet)")
     if path.is_dir():
         raise LogFormatError(path, None, f"is a folder, not a log file; pass the {what} file")
+    if not path.is_file():
+        raise LogFormatError(path, None, f"is not a regular file (a device, pipe or socket, which may never end); "
+                             f"pass the {what} file itself")
+
+
+def read_line(fh, path: Path, line: int) -> str:
+    """The next line of the text file ``fh`` (line number ``line``), refused if longer than any log line."""
+    text = fh.readline(_MAX_LINE + 1)
+    if len(text) > _MAX_LINE:
+        raise LogFormatError(path, line, f"the line is longer than {_MAX_LINE:,} characters (a sample line has "
+                             "under 500); the file is damaged or not a sensor log: fix or delete the line")
+    return text
 
 
 def parse_meta(path: Path, line: int | None, raw, where: str) -> dict:
@@ -91,8 +107,8 @@ def _read_header(path: Path) -> _Header:
     try:
         with _open_text(path) as fh:
             # Windows editors and spreadsheet exports put a UTF-8 byte-order mark before the first line.
-            first = fh.readline().removeprefix(_BOM)
-            second = fh.readline() if first.startswith(_META_PREFIX) else None
+            first = read_line(fh, path, 1).removeprefix(_BOM)
+            second = read_line(fh, path, 2) if first.startswith(_META_PREFIX) else None
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise LogFormatError(path, None, f"cannot be read as {'gzip ' if path.suffix == '.gz' else ''}"
                              f"text ({exc}); a .gz name needs gzip content, other names plain CSV") from exc
@@ -304,10 +320,11 @@ def _rescan(header: _Header, from_line: int, exc: Exception):
     types = _arrow_types(header.columns)
     try:
         with _open_text(path) as fh:
-            for lineno, text in enumerate(fh, start=1):
-                if lineno < from_line:
-                    continue
-                _check_line(path, lineno, text.rstrip("\r\n"), header.columns, types, ncol)
+            lineno = 0
+            while text := read_line(fh, path, lineno + 1):
+                lineno += 1
+                if lineno >= from_line:
+                    _check_line(path, lineno, text.rstrip("\r\n"), header.columns, types, ncol)
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as io_exc:
         raise LogFormatError(path, None, f"the file is truncated or corrupt ({io_exc}); re-copy or "
                              "re-export it") from exc

@@ -15,7 +15,7 @@ import numpy as np
 from .._config import PipelineConfig
 from ._csv_format import _FLOAT_FIELDS, _GROUPS, LogFormatError, steps_path
 from ._csv_order import _deduped, _ordered, _sorted_block, _trimmed_startup
-from ._csv_parse import _blocks, _Block, _column_values, _Header, _iter_batches, _open_text, _read_header
+from ._csv_parse import _blocks, _Block, _column_values, _Header, _iter_batches, _open_text, _read_header, read_line
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport
 from .._log import SensorLog, StepTruth
 from ._parquet import is_parquet, parquet_batches, parquet_header
@@ -88,9 +88,12 @@ def read_steps(path: str | Path) -> StepTruth | None:
     sidecar = steps_path(path, existing=True)
     if not sidecar.exists():
         return None
+    if not sidecar.is_file():
+        raise LogFormatError(sidecar, None, f"is {'a folder' if sidecar.is_dir() else 'not a regular file'}, not the "
+                             f"steps sidecar of {Path(path).name}; rename or remove it")
     header = _Header(sidecar, {}, ["t_ns", "kind"], 2)
     with _open_text(sidecar) as fh:
-        columns = [c.strip() for c in fh.readline().rstrip("\r\n").split(",")]
+        columns = [c.strip() for c in read_line(fh, sidecar, 1).rstrip("\r\n").split(",")]
     if columns != ["t_ns", "kind"]:
         raise LogFormatError(sidecar, 1, f"a steps sidecar has the header 't_ns,kind', got {columns}")
     batches = [b for _, b in _iter_batches(header, 1 << 20)]
