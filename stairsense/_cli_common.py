@@ -94,6 +94,9 @@ def check_files(outputs: dict, reads: dict | None = None) -> None:
     for flag, path in outputs.items():
         if path is not None:
             output_path(path, flag)
+    for what, path in _with_sidecars(outputs, reading=False):
+        if path.is_dir():  # a log's sidecar: output_path saw the rest
+            raise ValueError(f"{what}: is a folder, where this command writes a file; rename or remove it")
     for flag, paths in outputs.items():
         for (what, out), (source, path) in itertools.product(_with_sidecars({flag: paths}, reading=False), read):
             if _same_file(out, path):

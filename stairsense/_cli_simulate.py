@@ -1,7 +1,7 @@
 """``stairsense simulate``: write a synthetic sensor log with ground truth."""
 from __future__ import annotations
 
-from ._cli_common import emit, log_output_path
+from ._cli_common import check_files, emit, log_output_path
 from ._cli_types import MAX_SIMULATED_MINUTES, between, positive, seed_arg
 
 
@@ -11,6 +11,7 @@ def cmd_simulate(args) -> int:
     from stairsense.stream import Activity, simulate, write_log
 
     out = log_output_path(args.out)
+    check_files({"--out": out})
     log = simulate(minutes=args.minutes, rate_hz=args.rate, seed=args.seed)
     path = write_log(log, out)
     steps = {Activity(k).name.lower(): n for k, n in sorted(Counter(log.steps.kind.tolist()).items())}

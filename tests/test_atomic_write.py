@@ -106,3 +106,10 @@ def test_a_write_outside_the_main_thread_works_without_a_handler(tmp_path):
     thread.start()
     thread.join()
     assert errors == [] and (tmp_path / "t").read_text() == "from a thread"
+
+
+def test_a_missing_folder_is_named_not_the_temporary_file(tmp_path):
+    with pytest.raises(FileNotFoundError) as caught:
+        with atomic_write(tmp_path / "no" / "out.bin") as tmp:
+            tmp.write_text("never")
+    assert str(caught.value) == f"{tmp_path}/no/out.bin: folder {tmp_path}/no does not exist; create it first"

@@ -234,6 +234,11 @@ CASES = {
                                  "0"], None),
     "serve_a_hundred_thousand_workers": (["serve", "--store", "{d}/s.db", "--workers", "100000"], None),
     "serve_port_beyond_tcp": (["serve", "--store", "{d}/s.db", "--port", "70000"], None),
+    # messages name the path and the fix, never a temporary file or an errno alone
+    "convert_out_missing_folder": (["convert", "{s}/sim.csv.gz", "{d}/no/x.parquet"], None),
+    "simulate_sidecar_is_a_folder": (["simulate", "--minutes", "0.1", "--out", "{d}/side.csv"], None),
+    "convert_out_sidecar_is_a_folder": (["convert", "{s}/sim.csv.gz", "{d}/side.csv"], None),
+    "replay_sidecar_is_a_folder": (["replay", "{f}"], "side_log"),
     # demo and the command itself
     "demo_no_people": (["demo", "--people", "0", "--out", "{d}/demo"], None),
     "demo_out_is_a_file": (["demo", "--people", "1", "--minutes", "0.5", "--out", "{d}/file"], None),
@@ -243,6 +248,7 @@ CASES = {
 
 EXTRA_FILES = {
     "good_log": ("x.csv", text(GOOD)),
+    "side_log": ("side.csv", text(GOOD)),  # its sidecar's name is a folder in every case folder
     "foreign_as_sidecar": (steps_path("o.csv").name, "\n".join(FOREIGN) + "\n"),
     "foreign": ("export.txt", "\n".join(FOREIGN) + "\n"),
     "foreign_csv": ("export.csv", "\n".join(FOREIGN) + "\n"),
@@ -253,12 +259,31 @@ EXTRA_FILES = {
 }
 
 
+# What the line must say, for cases where a generic line would not do ({d}: the case's folder).
+MESSAGES = {
+    "convert_out_missing_folder": "OUT {d}/no/x.parquet: folder {d}/no does not exist; create it first",
+    "simulate_sidecar_is_a_folder": "side.csv.steps.csv of --out {d}/side.csv: is a folder",
+    "convert_out_sidecar_is_a_folder": "side.csv.steps.csv of OUT {d}/side.csv: is a folder",
+    "replay_sidecar_is_a_folder": "side.csv.steps.csv: is a folder, not the steps sidecar of side.csv; rename or remove it",
+    "train_out_is_the_data": "--out {s}/sim.csv.gz would overwrite DATA {s}/sim.csv.gz",
+    "export_out_is_the_model": "--out {s}/m.model would overwrite MODEL {s}/m.model",
+    "energy_plot_is_the_log": "--plot {s}/sim.csv.gz would overwrite --log {s}/sim.csv.gz",
+    "replay_impossible_value": "x.csv:12: az = 1e+17 m/s² is beyond any phone sensor",
+    "replay_huge_values": "x.csv:102: ax = 1e+308 m/s² is beyond any phone sensor",
+    "replay_dev_zero": "/dev/zero: is not a regular file",
+    "train_negative_landmarks": "argument --landmarks: expected 0 (exact KOMD, every support vector) or a budget",
+    "replay_rate_a_billion_hz": "argument --rate: expected a number > 0 and <= 1000 Hz",
+    "simulate_a_billion_minutes": "argument --minutes: expected a number > 0 and <= 1440",
+}
+
+
 def _case_folder(d, file_case):
     (d / "bad.json").write_text("{rate_hz: 30")
     (d / "unknown.json").write_text(json.dumps({"rate": 30}))
     (d / "steps.json").write_text(json.dumps({"min_step_s": 3.0}))
     (d / "smooth200.json").write_text(json.dumps({"smooth_ms": 200}))
     (d / "fast.json").write_text(json.dumps({"rate_hz": 1e9}))
+    (d / steps_path("side.csv").name).mkdir()
     (d / "file").write_text("not a folder")
     if file_case is None:
         return None
@@ -312,6 +337,8 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, shared, tmp_path,
     assert _snapshot(d, shared) == before, "a failed command created or changed a file"
     if f is not None:  # the line names the bad file, or the flag that is the problem
         assert f.name in err or re.search(r"--[a-z]", err), err
+    if case in MESSAGES:
+        assert MESSAGES[case].format(d=d, s=shared) in err, err
     # The advice names only flags and repairs this subcommand has.
     command = argv[0] if argv and argv[0] in _flags_of(build_parser(), None)[0] | set(
         next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices) else None

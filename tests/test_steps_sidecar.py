@@ -96,3 +96,12 @@ def test_convert_copies_the_truth_of_its_source_only(tmp_path, two_logs, dst):
     assert same_steps(read_steps(tmp_path / dst), first.steps)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["walk.csv.gz", "walk.csv.gz.steps.csv", dst, f"{dst}.steps.csv"])
+
+
+@pytest.mark.parametrize("name", ["walk.csv", "walk.parquet"])
+def test_a_folder_where_the_sidecar_goes_is_refused_before_the_log_is_written(tmp_path, two_logs, name):
+    """Found after the log was written, it left the log without its truth and said only 'Is a directory'."""
+    steps_path(tmp_path / name).mkdir()
+    with pytest.raises(ValueError, match=f"{name}.steps.csv: is a folder, where the steps sidecar of {name} goes"):
+        write_log(two_logs[0], tmp_path / name)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{name}.steps.csv"]

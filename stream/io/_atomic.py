@@ -117,6 +117,8 @@ def atomic_write(path, *, mode: int | None = None):
     hello ['note.txt']
     """
     path = Path(path)
+    if not path.parent.is_dir():  # else mkstemp's error names the temporary file, which the user never chose
+        raise FileNotFoundError(f"{path}: folder {path.parent} does not exist; create it first")
     with _ending_signals_raise():
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
         tmp = Path(name)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ._atomic import atomic_write
-from ._csv_format import LogFormatError, _adopt_stem_sidecar, steps_path
+from ._csv_format import LogFormatError, _prepare_sidecar, steps_path
 from ._csv_read import iter_log_chunks, read_log
 from ._csv_write import write_log
 from ._parquet import is_parquet, write_parquet_chunks
@@ -52,7 +52,7 @@ def convert_log(src: str | Path, dst: str | Path, *, repair: Iterable[str] = ())
     repair = tuple(repair)
     if "split-gaps" in repair or "sort" in repair:
         raise ValueError("convert keeps one log in file order; repairs 'split-gaps' and 'sort' are not offered")
-    _adopt_stem_sidecar(dst)  # before the source's sidecar is looked up: it may be the one renamed
+    _prepare_sidecar(dst)  # before the source's sidecar is looked up: it may be the one renamed
     if is_parquet(dst):
         chunks = iter_log_chunks(src, chunk_rows=_CONVERT_ROWS, repair=repair)
         first = next(chunks, None)

@@ -85,7 +85,7 @@ def steps_path(path: str | Path, *, existing: bool = False) -> Path:
     alone (``walk.steps.csv``), which two such logs shared. A reader (``existing=True``) still takes
     such a sidecar when its log has none of its own and is the only log of that stem in the folder
     (the sidecar then belongs to no other log); a writer first renames it to its log's own sidecar
-    (``_adopt_stem_sidecar``).
+    (``_prepare_sidecar``).
 
     Parameters
     ----------
@@ -110,11 +110,16 @@ def steps_path(path: str | Path, *, existing: bool = False) -> Path:
     return own
 
 
-def _adopt_stem_sidecar(path: str | Path) -> None:
-    """Before a log is written at ``path``: rename an old stem-named sidecar (``walk.steps.csv``) that belongs
-    to one log (the only one of that stem) to that log's own :func:`steps_path`, so it stays with that log
-    whatever is written beside it."""
+def _prepare_sidecar(path: str | Path) -> None:
+    """Before a log is written at ``path``: refuse a sidecar path that is a folder (found after the log was
+    written, it would leave the log without its truth), and rename an old stem-named sidecar
+    (``walk.steps.csv``) that belongs to one log (the only one of that stem) to that log's own
+    :func:`steps_path`, so it stays with that log whatever is written beside it."""
     path = Path(path)
+    sidecar = steps_path(path)
+    if sidecar.exists() and not sidecar.is_file():
+        raise LogFormatError(sidecar, None, f"is {'a folder' if sidecar.is_dir() else 'not a regular file'}, where "
+                             f"the steps sidecar of {path.name} goes; rename or remove it")
     old, owners = _stem_sidecar(path), _logs_of_stem(path)
     if old.is_file() and len(owners) == 1 and not steps_path(owners[0]).exists():
         os.replace(old, steps_path(owners[0]))

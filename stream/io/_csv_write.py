@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ._atomic import atomic_write
-from ._csv_format import _FLOAT_FIELDS, _GROUPS, _META_PREFIX, _adopt_stem_sidecar, steps_path
+from ._csv_format import _FLOAT_FIELDS, _GROUPS, _META_PREFIX, _prepare_sidecar, steps_path
 from .._log import SensorLog
 
 __all__ = ["write_log"]
@@ -101,7 +101,7 @@ def write_log(log: SensorLog, path: str | Path, *, compresslevel: int = 1) -> Pa
         pacsv.write_csv(pa.table({"t_ns": log.steps.t_ns, "kind": log.steps.kind}), raw,
                         write_options=pacsv.WriteOptions(include_header=False))
 
-    _adopt_stem_sidecar(path)
+    _prepare_sidecar(path)
     if path.name.endswith(".parquet"):  # the binary log format (_parquet imports this module, hence here)
         from ._parquet import write_parquet_chunks
 
