@@ -132,3 +132,16 @@ def test_cli_simulate_writes_parquet_and_convert_checks_names(tmp_path, capsys):
     assert "must end in .csv, .csv.gz or .parquet" in capsys.readouterr().err
     assert main(["convert", str(out), str(out)]) == 2
     assert f"OUT {out} would overwrite LOG {out}" in capsys.readouterr().err
+
+
+def test_reading_holds_one_row_group_whatever_the_length(tmp_path):
+    """Arrow's pre-buffering kept every row group read until the file closed: memory grew with the log."""
+    n = 40 * (1 << 16)  # 40 row groups
+    acc = np.random.default_rng(0).normal([0, 0, 9.8], 0.5, (n, 3))
+    path = write_log(SensorLog(np.arange(n, dtype=np.int64) * 10_000_000, acc), tmp_path / "long.parquet")
+    del acc
+    held = []
+    for chunk in iter_log_chunks(path, chunk_rows=1 << 16):
+        held.append(pa.total_allocated_bytes())
+    group_bytes = (1 << 16) * 4 * 8
+    assert max(held) < 6 * group_bytes, [round(h / group_bytes, 1) for h in held[::8]]

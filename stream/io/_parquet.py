@@ -76,7 +76,10 @@ def parquet_batches(header: _Header, rows: int = _READ_ROWS) -> Iterator[tuple[i
     schema = pa.schema([(c, types[c]) for c in header.columns])
     row = header.first_data_line
     try:
-        with pq.ParquetFile(header.path) as source:
+        # pre_buffer (Arrow's default) keeps every column chunk read so far until the file is closed:
+        # memory grew with the log (a 24 h 100 Hz replay peaked at 1.35 GB). Off, a local read is as fast
+        # (measured on a 4 h log) and holds one row group.
+        with pq.ParquetFile(header.path, pre_buffer=False) as source:
             for batch in source.iter_batches(batch_size=rows, columns=header.columns, use_threads=False):
                 if batch.schema != schema:
                     batch = batch.cast(schema)
