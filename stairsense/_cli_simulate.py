@@ -8,16 +8,30 @@ from ._cli_types import MAX_SIMULATED_MINUTES, between, positive, seed_arg
 def cmd_simulate(args) -> int:
     from collections import Counter
 
-    from stairsense.stream import Activity, simulate, write_log
+    from stairsense.stream import Activity, simulate_chunks
+    from stairsense.stream.io import write_log_chunks
 
     out = log_output_path(args.out)
     check_files({"--out": out})
-    log = simulate(minutes=args.minutes, rate_hz=args.rate, seed=args.seed)
-    path = write_log(log, out)
-    steps = {Activity(k).name.lower(): n for k, n in sorted(Counter(log.steps.kind.tolist()).items())}
-    payload = {"out": str(path), "samples": len(log), "duration_s": log.duration_s, "rate_hz": args.rate,
+    seen = {"samples": 0, "first_ns": None, "last_ns": None, "steps": Counter()}
+
+    def counted(chunks):
+        """The chunks, counted on their way to the file: one chunk in memory at a time."""
+        for chunk in chunks:
+            if len(chunk):
+                seen["samples"] += len(chunk)
+                seen["first_ns"] = chunk.t_ns[0] if seen["first_ns"] is None else seen["first_ns"]
+                seen["last_ns"] = chunk.t_ns[-1]
+            seen["steps"].update(chunk.steps.kind.tolist())
+            yield chunk
+
+    path = write_log_chunks(counted(simulate_chunks(minutes=args.minutes, rate_hz=args.rate, seed=args.seed)), out)
+    samples = seen["samples"]
+    duration_s = float(seen["last_ns"] - seen["first_ns"]) / 1e9 if samples > 1 else 0.0  # as SensorLog.duration_s
+    steps = {Activity(k).name.lower(): n for k, n in sorted(seen["steps"].items())}
+    payload = {"out": str(path), "samples": samples, "duration_s": duration_s, "rate_hz": args.rate,
                "seed": args.seed, "steps": steps}
-    emit(args, payload, f"wrote {path}: {len(log)} samples, {log.duration_s / 60:.1f} min at {args.rate:g} Hz, "
+    emit(args, payload, f"wrote {path}: {samples} samples, {duration_s / 60:.1f} min at {args.rate:g} Hz, "
                          f"steps {steps}")
     return 0
 

@@ -126,7 +126,7 @@ def write_parquet_chunks(chunks: Iterable[SensorLog], path: str | Path, meta: di
     metadata = {_META_KEY: json.dumps(dict(meta), sort_keys=True, allow_nan=False, default=_json_default)}
 
     with atomic_write(path) as tmp, open(tmp, "wb") as raw:
-        writer = None
+        writer, pending = None, None
         try:
             for chunk in chunks:
                 table = pa.table(_columns_of(chunk))
@@ -137,9 +137,17 @@ def write_parquet_chunks(chunks: Iterable[SensorLog], path: str | Path, meta: di
                 elif table.schema.names != writer.schema.names:
                     raise ValueError(f"{path}: a chunk has columns {table.schema.names}, the first had "
                                      f"{writer.schema.names}; every chunk of a log must record the same streams")
-                writer.write_table(table.replace_schema_metadata(metadata), row_group_size=_ROW_GROUP_ROWS)
+                # Whole row groups whatever the chunks' lengths; the rest waits for the next chunk.
+                pending = table if pending is None else pa.concat_tables([pending, table])
+                whole = pending.num_rows - pending.num_rows % _ROW_GROUP_ROWS
+                if whole:
+                    writer.write_table(pending.slice(0, whole).replace_schema_metadata(metadata),
+                                       row_group_size=_ROW_GROUP_ROWS)
+                    pending = pending.slice(whole)
             if writer is None:
                 raise ValueError(f"{path}: no samples to write")
+            if pending.num_rows:
+                writer.write_table(pending.replace_schema_metadata(metadata), row_group_size=_ROW_GROUP_ROWS)
         finally:
             if writer is not None:
                 writer.close()
