@@ -1,7 +1,7 @@
 """``stairsense convert``: rewrite a sensor log between CSV (.csv/.csv.gz) and Parquet (.parquet)."""
 from __future__ import annotations
 
-from ._cli_common import check_files, emit
+from ._cli_common import check_files, emit, repair_summary
 
 _SUFFIXES = (".csv", ".csv.gz", ".parquet")
 
@@ -17,9 +17,9 @@ def cmd_convert(args) -> int:
     _check_name(args.log, "input")
     _check_name(args.out, "output")
     check_files({"OUT": args.out}, {"LOG": args.log})
-    samples = convert_log(args.log, args.out, repair=tuple(args.repair or ()))
-    emit(args, {"log": args.log, "out": args.out, "samples": samples},
-         f"wrote {args.out}: {samples} samples from {args.log}")
+    samples, read = convert_log(args.log, args.out, repair=tuple(args.repair or ()), report=True)
+    emit(args, {"log": args.log, "out": args.out, "samples": samples, "read": read.to_dict()},
+         "\n".join([f"wrote {args.out}: {samples} samples from {args.log}", *repair_summary(read.to_dict())]))
     return 0
 
 

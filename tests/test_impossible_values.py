@@ -84,3 +84,15 @@ def test_import_refuses_an_impossible_value_with_file_and_line(tmp_path):
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match=r"export.txt:12: nan or inf"):
             import_log([source], "t=timestamp:ms,ax=accX:g,ay=accY:g,az=accZ:g")
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_convert_reports_what_its_repairs_changed(sim, tmp_path, capsys, suffix):
+    """A repair is never silent: convert --repair said nothing of what it dropped."""
+    path = with_values(sim, tmp_path / "w.csv.gz", "acc", [100, 400], 1, 1e17)
+    capsys.readouterr()
+    assert main(["convert", str(path), str(tmp_path / f"out{suffix}"), "--repair", "drop-impossible"]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path}/out{suffix}: {len(sim) - 2} samples" in out
+    assert "repaired" in out and "drop-impossible" in out and "2 rows (first lines [103, 403])" in out
+    assert len(read_log(tmp_path / f"out{suffix}")) == len(sim) - 2
