@@ -18,6 +18,8 @@ from ._cli_types import between, landmarks_arg, n_jobs_arg, positive, rate_arg, 
 
 __all__ = ["add_parser"]
 
+#: Rates ``energy profiles`` lists sensor currents at: the thesis's 30 Hz, a barometer's usual 10 Hz.
+_LISTED_HZ = {"barometer": 10.0}
 _COMPARE = (("sliding 500 ms/50 %", {"segmentation": "sliding"}), ("no smoothing", {"smoothing": "none"}),
             ("Mizell (acc only)", {"orientation": "mizell"}), ("Linear (linacc + rotvec)", {"orientation": "linear"}))
 
@@ -98,6 +100,8 @@ def cmd_estimate(args) -> int:
     profile = load_profile(args.profile)
     if args.speed_ratio is not None:
         profile = profile.with_value("cpu.speed_ratio", args.speed_ratio, "command line --speed-ratio")
+    extra_streams = {"barometer": args.barometer} if args.barometer is not None else {}
+    profile.hardware_for(extra_streams)  # a phone without a barometer is refused before the replay
     (graph, selected, input_names), config = _model_and_config(args)
     if args.log:
         logs = [read_log(p) for p in args.log]
@@ -125,7 +129,8 @@ def cmd_estimate(args) -> int:
     reports = {}
     for label, cfg in variants.items():
         _say(args, f"measuring {label} ...")
-        workload = measure_workload(logs, cfg, graph, selected=selected, input_names=input_names, source=source)
+        workload = measure_workload(logs, cfg, graph, selected=selected, input_names=input_names, source=source,
+                                    extra_streams=extra_streams)
         reports[label] = estimate(profile, workload, day)
     main = reports["configuration"]
     if args.plot:
@@ -138,8 +143,10 @@ def cmd_estimate(args) -> int:
     day_text = ", ".join(f"{s / 3600:.2f} h {a}" for a, s in main.day_s.items())
     cfg = main.config
     print(f"profile {profile.name}: {profile.description.split(':')[0]}; battery {main.battery_mah:g} mAh")
+    barometer = f", barometer at {args.barometer:g} Hz" if args.barometer is not None else ""
     print(f"configuration: {cfg['rate_hz']:g} Hz, orientation {cfg['orientation']}, segmentation "
-          f"{cfg['segmentation']}, smoothing {cfg['smoothing']}; replayed {source}")
+          f"{cfg['segmentation']}, smoothing {cfg['smoothing']}, step context {cfg['step_context']}{barometer}; "
+          f"replayed {source}")
     print(f"day: {day_text}")
     if main.workload.get("inference"):
         inf = main.workload["inference"]
@@ -161,15 +168,19 @@ def cmd_profiles(args) -> int:
 
     profiles = [load_profile(name) for name in profile_names()]
     if args.json:
-        print(json.dumps([{"name": p.name, "description": p.description, "values": p.values, "sources": p.sources}
-                          for p in profiles], indent=2))
+        print(json.dumps([{"name": p.name, "description": p.description, "values": p.values, "sources": p.sources,
+                           "sensors": {name: {"current_ma": [list(point) for point in s.points], "source": s.source}
+                                       for name, s in p.sensors.items()},
+                           "absent_sensors": p.absent} for p in profiles], indent=2))
         return 0
     for p in profiles:
         print(f"{p.name}: {p.description}")
         print(f"  battery {p['battery.capacity_mah']:g} mAh; CPU suspend {p['cpu.suspend_ma']:g} mA, awake "
               f"{p['cpu.awake_ma']:g} mA, active {p['cpu.active_ma']:g} mA; wake lock needed: "
               f"{p['cpu.needs_wake_lock']}; FIFO {p['batching.fifo_samples']:g} samples")
-        print("  sensors: " + ", ".join(f"{name} {s.at(30):g} mA@30Hz" for name, s in p.sensors.items()))
+        listed = {name: (s, _LISTED_HZ.get(name, 30.0)) for name, s in p.sensors.items()}
+        print("  sensors: " + ", ".join(f"{name} {s.at(hz):g} mA@{hz:g}Hz" for name, (s, hz) in listed.items())
+              + "".join(f"; no {name}" for name in p.absent))
     return 0
 
 
@@ -310,6 +321,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--compare", action="store_true",
                    help="also price the thesis's comparisons: sliding windows, no smoothing, Mizell, Linear (same "
                         "model cost per window)")
+    p.add_argument("--barometer", type=float, metavar="HZ",
+                   help="also run the barometer at HZ (1-25 Hz is typical) and price it: its current at that rate "
+                        "and its events; the pipeline does not read pressure yet. A profile whose phone has none "
+                        "is refused")
     p.add_argument("--speed-ratio", type=positive(float), metavar="R",
                    help="phone time / this machine's time for the same code (default: the profile's cpu.speed_ratio, "
                         "an estimate; pass a measured one, e.g. android_stub's Java ns/sample on the phone over ours)")

@@ -208,7 +208,7 @@ BAD_FILES = {
     "short line": (with_line(2, "20000000,0.1,0.2"), 4, "expected 4 values"),
     "long line": (with_line(1, "10000000,0.1,0.2,9.8,7"), 3, "expected 4 values"),
     "non-numeric": (with_line(3, "30000000,0.1,abc,9.8"), 5, "'ay' must be a number"),
-    "empty value": (with_line(1, "10000000,,0.2,9.8"), 3, "'ax' must be a number"),
+    "empty value": (with_line(1, "10000000,,0.2,9.8"), 3, "column 'ax' is empty"),
     "float time": (with_line(1, "1.5e7,0.1,0.2,9.8"), 3, "'t_ns' must be an integer"),
     "underscore": (with_line(1, "10000000,0.1,1_0.2,9.8"), 3, "'ay' must be a number"),
     "int64 overflow": (with_line(2, "9223372036854775808,0.1,0.2,9.8"), 4, "within int64"),

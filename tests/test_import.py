@@ -1,4 +1,4 @@
-"""Bring your own log (issue 10 item 8): ``import_log`` and ``stairsense import``.
+"""Bring your own log (issue 10 item 8): ``import_log`` and ``stairsense import`` with a column mapping.
 
 The oracle is a known canonical log written out the way other apps write theirs (other column
 names, ms or s timestamps, g, iOS CoreMotion's sign and gravity + userAcceleration split, separate
@@ -11,6 +11,7 @@ import pytest
 
 from stairsense.cli import main
 from stairsense.stream import import_log, parse_mapping, read_log
+from stairsense.stream.io import parse_records
 
 G = 9.80665  # standard gravity, written out: the oracle does not borrow the code's constant
 
@@ -138,3 +139,104 @@ def test_cli_import_with_a_toml_mapping_then_replay(tmp_path, capsys):
     np.testing.assert_allclose(log.acc, gravity + linacc, atol=1e-9)
     assert main(["replay", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["samples"] == 1500
+
+
+# Air pressure, streams filled on some rows, record files: what the presets (test_import_presets.py) rely on.
+
+def pressure(t_s):
+    return 976.3 - 0.04 * t_s  # hPa, falling as on a climb: linear, so interpolation reproduces it exactly
+
+
+def test_a_pressure_column_filled_on_some_rows_is_interpolated_onto_every_accelerometer_row(tmp_path):
+    """One file, rows of both sensors: the accelerometer's rows before the first reading and after the
+    last are dropped and counted; a row with empty accelerometer cells is a barometer-only row."""
+    rows = ["t_ns,ax,ay,az,p"]
+    for k in range(200):
+        t_ns = k * 10_000_000
+        p = repr(float(pressure(np.array([t_ns / 1e9]))[0])) if k % 20 == 5 else ""
+        rows.append(f"{t_ns},0.1,0.2,9.8,{p}")
+        if k % 50 == 7:
+            rows.append(f"{t_ns + 1_000_000},,,,{float(pressure(np.array([t_ns / 1e9 + 1e-3]))[0])!r}")
+    (tmp_path / "mixed.csv").write_text("\n".join(rows) + "\n")
+    log, report = import_log([tmp_path / "mixed.csv"], "t=t_ns,ax=ax,ay=ay,az=az,p=p")
+    t = log.t_ns / 1e9
+    assert t[0] == 0.05 and t[-1] == 1.85 and len(log) == 181
+    assert report.dropped_outside_overlap == 19  # 5 before the first reading, 14 after the last
+    np.testing.assert_allclose(log.pressure, pressure(t), atol=1e-9)
+    assert "the 14 of 204 rows with values" in report.merge[0]
+
+
+@pytest.mark.parametrize("cells, message", [
+    ("0.1,,9.8,", r"mixed.csv:3: the acc columns \['ax', 'ay', 'az'\] are filled except \['ay'\]"),
+    ("0.1,0.2,9.8,101325", r"mixed.csv:3: air pressure after conversion: 101325 hPa .* looks like Pa.*p=p:Pa"),
+    ("0.1,0.2,9.8,1.013", r"looks like bar \(1013 hPa\); map the column with its unit: p=p:bar"),
+    ("0.1,0.2,9.8,-5", r"-5 hPa is outside 300–1100 hPa; map the column with its unit \(p=COLUMN:UNIT, UNIT one of "
+                       r"hPa, mbar, Pa, kPa, bar\)"),
+])
+def test_bad_rows_are_named(tmp_path, cells, message):
+    (tmp_path / "mixed.csv").write_text(f"t_ns,ax,ay,az,p\n0,0.1,0.2,9.8,1000\n10000000,{cells}\n"
+                                        "20000000,0.1,0.2,9.8,1000\n")
+    with pytest.raises(ValueError, match=message):
+        import_log([tmp_path / "mixed.csv"], "t=t_ns,ax=ax,ay=ay,az=az,p=p")
+
+
+def test_pressure_units_convert_to_hpa(tmp_path):
+    (tmp_path / "baro.csv").write_text("ms,x,y,z,pa,kpa\n0,0,0,9.8,101325,101.325\n20,0,0,9.8,101300,101.3\n")
+    a, _ = import_log([tmp_path / "baro.csv"], "t=ms:ms,ax=x,ay=y,az=z,p=pa:Pa")
+    b, _ = import_log([tmp_path / "baro.csv"], "t=ms:ms,ax=x,ay=y,az=z,p=kpa:kPa")
+    np.testing.assert_allclose(a.pressure, [1013.25, 1013.0])
+    np.testing.assert_allclose(b.pressure, [1013.25, 1013.0])
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"types": {}}, "needs 'types'"),
+    ({"types": {"ACCE": "type"}}, "at least two distinct"),
+    ({"types": {"ACCE": "type,x,x"}}, "at least two distinct"),
+    ({"types": {"ACCE": "type,x"}, "delimiter": ";;"}, "one character"),
+    ({"types": {"AC;CE": "type,x"}}, "contains the delimiter"),
+    ({"types": {"ACCE": "type,x"}, "header": 1}, r"unknown key\(s\) \['header'\]"),
+])
+def test_bad_record_layouts_name_the_problem(spec, message):
+    with pytest.raises(ValueError, match=message):
+        parse_records(spec)
+
+
+def test_cli_bad_pressure_is_one_line_exit_2_and_nothing_written(tmp_path, capsys):
+    (tmp_path / "baro.csv").write_text("ms,x,y,z,p\n0,0,0,9.8,101325\n20,0,0,9.8,101300\n")
+    out = tmp_path / "log.csv"
+    assert main(["import", str(tmp_path / "baro.csv"), "--map", "t=ms:ms,ax=x,ay=y,az=z,p=p", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{tmp_path / 'baro.csv'}:2: air pressure" in err and "p=p:Pa" in err
+    assert not out.exists()
+
+
+def test_a_repeated_timestamp_of_a_two_sensor_file_is_repaired_and_reported_once(tmp_path):
+    rows = [f"{k * 20},0.1,0.2,9.8,0.01,0.02,0.03" for k in range(50)]
+    rows.insert(10, rows[9])
+    (tmp_path / "phone.csv").write_text("ms,x,y,z,gx,gy,gz\n" + "\n".join(rows) + "\n")
+    log, report = import_log([tmp_path / "phone.csv"], "t=ms:ms,ax=x,ay=y,az=z,gx=gx,gy=gy,gz=gz", repair=["dedupe"])
+    assert len(log) == 50 and report.merge == []  # one table: the gyroscope shares the accelerometer's rows
+    assert report.repairs == [f"{tmp_path / 'phone.csv'}: dedupe: dropped 1 exact duplicates and 0 rows repeating "
+                              "a timestamp with other values (kept the first)"]
+
+
+def test_a_barometer_row_may_share_its_time_with_an_accelerometer_row(tmp_path):
+    """Rows of different streams are not repeats of each other: each stream has its own clock."""
+    rows = [f"{k * 20},0.1,0.2,9.8," for k in range(50)] + ["0,,,,1000.0", "980,,,,1000.5"]
+    (tmp_path / "mixed.csv").write_text("ms,x,y,z,hpa\n" + "\n".join(rows) + "\n")
+    log, report = import_log([tmp_path / "mixed.csv"], "t=ms:ms,ax=x,ay=y,az=z,p=hpa")
+    assert len(log) == 50 and report.repairs == [] and report.dropped_outside_overlap == 0
+    np.testing.assert_allclose(log.pressure, 1000.0 + 0.5 * np.arange(50) / 49)
+
+
+def test_a_file_of_typed_lines_gives_one_source_per_type(tmp_path):
+    """A record layout: each line's first field names its type, each type its own columns and clock."""
+    lines = ["# written by a logger", "A|0|0.1|0.2|9.8", "B|5|1000.0", "A|10|0.1|0.2|9.8", "C|12|x",
+             "A|20|0.1|0.2|9.7", "B|25|1000.5", ""]
+    (tmp_path / "log.txt").write_text("\n".join(lines))
+    layout = {"delimiter": "|", "comment": "#", "types": {"A": "kind,ms,x,y,z", "B": ["kind", "ms", "hpa"]}}
+    log, report = import_log([tmp_path / "log.txt"], "t=ms:ms,ax=A.x,ay=A.y,az=A.z,p=B.hpa", records=layout)
+    assert log.t_ns.tolist() == [10_000_000, 20_000_000] and report.dropped_outside_overlap == 1
+    np.testing.assert_allclose(log.pressure, [1000.125, 1000.375])
+    assert report.left_out == [f"{tmp_path / 'log.txt'}: 1 C lines (record types the layout does not read)"]
+    assert [s["path"] for s in report.sources] == [f"{tmp_path / 'log.txt'} (A lines)", f"{tmp_path / 'log.txt'} (B lines)"]

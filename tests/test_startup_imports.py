@@ -33,13 +33,16 @@ def imported_after(code: str, watch=HEAVY) -> list[str]:
     "import stairsense",
     "import stairsense.cli; stairsense.cli.build_parser()",
     "import stairsense.stream, stairsense.models, stairsense.export, stairsense.export.energy",
+    "import stairsense.models.multitask",
     "from stairsense import PipelineConfig; from stairsense.stream import REPAIRS, LogRepairedWarning",
-], ids=["import stairsense", "build the parser", "import every package", "the parser's names"])
+], ids=["import stairsense", "build the parser", "import every package", "the multi-task package",
+         "the parser's names"])
 def test_heavy_libraries_wait_until_used(code):
     assert imported_after(code) == []
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["energy", "optimise", "--help"], ["--version"]])
+@pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["import", "--help"], ["energy", "optimise", "--help"],
+                                  ["--version"]])
 def test_help_imports_no_heavy_library(argv):
     code = f"import contextlib, io, stairsense.cli\nwith contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    stairsense.cli.main({argv!r})"
     assert imported_after(code) == []
@@ -67,6 +70,12 @@ def test_a_lazy_name_is_the_object_its_module_defines():
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         stairsense.models.no_such_name
     assert stairsense.models.mkl.KOMDClassifier is stairsense.models.KOMDClassifier  # a sub-package, as before
+
+
+def test_one_multi_task_learner_does_not_load_the_others():
+    """The server's learner (numba-compiled) needs neither scikit-learn (the estimators, OKL, ADMM) nor river."""
+    code = "from stairsense.models.multitask import OnlineMultiTaskLearner"
+    assert imported_after(code, ("sklearn", "river")) == []
 
 
 def test_simulate_stays_the_function_whatever_imports_the_sub_package_first():

@@ -28,6 +28,7 @@ from ._optimise import (
 from ._plot import plot_breakdown
 from ._profile import DeviceProfile, load_profile, profile_names
 from ._workload import (
+    OPTIONAL_STREAMS,
     ActivityCounts,
     InferenceCost,
     StageCosts,
@@ -61,6 +62,7 @@ __all__ = [
     "inference_cost",
     "count_operations",
     "streams_for",
+    "OPTIONAL_STREAMS",
     "estimate",
     "EnergyReport",
     "parse_day",

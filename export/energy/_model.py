@@ -6,13 +6,18 @@ by stage, so the relative figures can be checked rather than calibrated:
 
 * **sensors** — every hardware sensor the configuration's streams need (a virtual rotation vector
   or linear acceleration powers accelerometer, gyroscope and magnetometer), at its current for the
-  sampling rate, plus the sensor hub when it fuses;
+  sampling rate, plus the sensor hub when it fuses; a sensor turned on beside them
+  (:attr:`Workload.extra_streams`, the barometer) at its current for its own rate. A sensor the
+  profile says the phone lacks is refused, not priced;
 * **wakeups** — the application processor kept awake: a partial wake lock for the whole time on a
-  phone without a hub, else one resume + suspend per FIFO drain (``rate / fifo_samples`` per s);
-* **events** — delivering each sensor event to the app, and fusion on the application processor
-  when there is no hub;
+  phone without a hub, else one resume + suspend per FIFO drain (``rate / fifo_samples`` per s;
+  the barometer's events ride in the same drains, which the report latency sets);
+* **events** — delivering each sensor event to the app (the extra streams' too, at their rates),
+  and fusion on the application processor when there is no hub;
 * **smoothing**, **gravity_rotation**, **segmentation** — measured desktop ns per sample of the
   actual code × ``cpu.speed_ratio``;
+* **step_context** — per kept window, the step-shape and step-context features the host computes
+  outside the ONNX graph: measured desktop µs per window × ``cpu.speed_ratio``;
 * **features**, **inference** — per classified window (the duration filter's rejects cost
   nothing beyond segmentation): ONNX Runtime latency of the exported graph's features part and
   of the rest (scaling + RBF decision) × ``cpu.speed_ratio``.
@@ -30,7 +35,8 @@ from ._workload import ACTIVITY_CLASSES, Workload, streams_for
 
 __all__ = ["STAGES", "EnergyReport", "estimate", "parse_day", "DEFAULT_DAY"]
 
-STAGES = ("sensors", "wakeups", "events", "smoothing", "gravity_rotation", "segmentation", "features", "inference")
+STAGES = ("sensors", "wakeups", "events", "smoothing", "gravity_rotation", "segmentation", "step_context", "features",
+          "inference")
 DEFAULT_DAY = "16h idle, 6h walking, 10m stairs"
 _UNITS = {"h": 3600.0, "hour": 3600.0, "hours": 3600.0, "m": 60.0, "min": 60.0, "mins": 60.0, "minutes": 60.0,
           "s": 1.0, "sec": 1.0, "seconds": 1.0}
@@ -88,10 +94,12 @@ class EnergyReport:
         return 100.0 * self.stage_mah[stage] / self.total_mah if self.total_mah else 0.0
 
 
-def _sensor_current(profile: DeviceProfile, streams, rate_hz: float) -> float:
+def _sensor_current(profile: DeviceProfile, streams, rate_hz: float, extra_streams: dict[str, float]) -> float:
     current = sum(profile.sensors[s].at(rate_hz) for s in sorted(profile.hardware_for(streams)))
     if profile["hub.fusion_on_hub"] and any(s in profile.virtual for s in streams):
         current += profile["hub.current_ma"]
+    for name, extra_hz in sorted(extra_streams.items()):
+        current += sum(profile.sensors[s].at(extra_hz) for s in sorted(profile.hardware_for([name])))
     return current
 
 
@@ -109,6 +117,13 @@ def estimate(profile: DeviceProfile, workload: Workload, day: dict[str, float] |
     Returns
     -------
     EnergyReport
+
+    Raises
+    ------
+    ValueError
+        When the day has time in an activity the replay lacks, the configuration needs a sensor
+        the profile says the phone lacks (a barometer on a Nexus One), or kept windows must be
+        priced with a step-context cost that was never measured.
     """
     day = workload.day_from_log() if day is None else day
     missing = [a for a, s in day.items() if s > 0 and (a not in workload.counts or workload.counts[a].seconds <= 0)]
@@ -118,6 +133,7 @@ def estimate(profile: DeviceProfile, workload: Workload, day: dict[str, float] |
     cfg = workload.config
     rate = workload.rate_hz
     streams = streams_for(cfg["orientation"])
+    extra = workload.extra_streams
     speed = profile["cpu.speed_ratio"]
     active_ma = profile["cpu.active_ma"]
     stages = workload.stages
@@ -128,7 +144,7 @@ def estimate(profile: DeviceProfile, workload: Workload, day: dict[str, float] |
         return active_seconds * active_ma / 3600.0
 
     charge = dict.fromkeys(STAGES, 0.0)
-    charge["sensors"] = _sensor_current(profile, streams, rate) * seconds / 3600.0
+    charge["sensors"] = _sensor_current(profile, streams, rate, extra) * seconds / 3600.0
     fifo = profile["batching.fifo_samples"]
     if profile["cpu.needs_wake_lock"]:
         charge["wakeups"] = profile["cpu.awake_ma"] * seconds / 3600.0
@@ -139,17 +155,27 @@ def estimate(profile: DeviceProfile, workload: Workload, day: dict[str, float] |
     fused_on_ap = not profile["hub.fusion_on_hub"]
     fusion_us = max((profile.virtual[s]["fusion_us"] for s in streams if s in profile.virtual), default=0.0)
     per_sample_event_s = len(streams) * profile["cpu.event_us"] * 1e-6 + (fusion_us * 1e-6 if fused_on_ap else 0.0)
-    charge["events"] = cpu_mah(rate * seconds * per_sample_event_s)
+    charge["events"] = cpu_mah(rate * seconds * per_sample_event_s
+                               + sum(extra.values()) * seconds * profile["cpu.event_us"] * 1e-6)
     samples = rate * seconds
     charge["smoothing"] = cpu_mah(samples * stages.smoothing_ns * 1e-9 * speed) if cfg["smoothing"] != "none" else 0.0
     charge["gravity_rotation"] = cpu_mah(samples * stages.gravity_rotation_ns * 1e-9 * speed)
     charge["segmentation"] = cpu_mah(samples * stages.segmentation_ns * 1e-9 * speed)
     classified = sum(workload.counts[a].per_second()["classified"] * s for a, s in day.items() if s > 0)
+    if cfg.get("step_context", 0) > 0 and classified > 0:
+        if stages.step_context_us is None:
+            raise ValueError(f"the workload ({workload.source or 'unnamed'}) has no step-context cost per kept window, "
+                             "measured before that work was priced; measure it again (measure_stage_costs)")
+        charge["step_context"] = cpu_mah(classified * stages.step_context_us * 1e-6 * speed)
     if workload.inference is None:
         notes.append("no model given: window features and inference priced at zero")
     else:
         charge["features"] = cpu_mah(classified * workload.inference.features_us * 1e-6 * speed)
         charge["inference"] = cpu_mah(classified * workload.inference.classifier_us * 1e-6 * speed)
+    if extra:
+        notes.append("turned on beside the configuration's streams: "
+                     + ", ".join(f"{name} at {hz:g} Hz" for name, hz in sorted(extra.items()))
+                     + " (priced as sensor current and events; the pipeline does not read them yet)")
     total = sum(charge.values())
     battery = profile["battery.capacity_mah"]
     hours = seconds / 3600.0

@@ -9,7 +9,9 @@ from ._model import STAGES, EnergyReport
 
 __all__ = ["plot_breakdown"]
 
-_COLOURS = dict(zip(STAGES, ("#4c72b0", "#8c8c8c", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3")))
+_COLOURS = dict(zip(STAGES, ("#4c72b0", "#8c8c8c", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#ccb974", "#937860",
+                              "#da8bc3"), strict=True))
+_LABELS = {"gravity_rotation": "gravity/rotation", "step_context": "step context"}
 
 
 def plot_breakdown(reports: dict[str, EnergyReport], path, title: str = "") -> Path:
@@ -35,7 +37,7 @@ def plot_breakdown(reports: dict[str, EnergyReport], path, title: str = "") -> P
         heights = [reports[k].stage_mah[stage] for k in labels]
         if not any(heights):
             continue
-        ax.bar(labels, heights, bottom=bottoms, color=_COLOURS[stage], label=stage.replace("_", "/"), width=0.6)
+        ax.bar(labels, heights, bottom=bottoms, color=_COLOURS[stage], label=_LABELS.get(stage, stage), width=0.6)
         bottoms = [b + h for b, h in zip(bottoms, heights)]
     for i, key in enumerate(labels):
         ax.annotate(f"{reports[key].percent_per_day:.2f} %/day", (i, bottoms[i]), ha="center", va="bottom",

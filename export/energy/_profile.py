@@ -2,7 +2,9 @@
 
 Every number in a profile is ``{"value": ..., "source": "..."}``: where it comes from (an AOSP
 ``power_profile.xml``, a HAL's ``Sensor.getPower()`` figure, a datasheet table, a published
-measurement) or ``"estimate: <reasoning>"``. The shipped profiles live in ``profiles/*.json``
+measurement) or ``"estimate: <reasoning>"``. A hardware sensor the phone does not have is
+``{"absent": "<where that is known from>"}``: a configuration that needs it is refused, never
+priced at zero. The shipped profiles live in ``profiles/*.json``
 beside this module; a user passes their own file with the same keys. Validation is strict and
 each error is one line naming the file and the key (DESIGN.md, "errors say what was wrong, where,
 and what to do").
@@ -19,7 +21,7 @@ import numpy as np
 
 __all__ = ["DeviceProfile", "SensorCurrent", "load_profile", "profile_names", "HARDWARE_SENSORS"]
 
-HARDWARE_SENSORS = ("accelerometer", "gyroscope", "magnetometer", "step_detector")
+HARDWARE_SENSORS = ("accelerometer", "gyroscope", "magnetometer", "step_detector", "barometer")
 VIRTUAL_SENSORS = ("rotation_vector", "linear_acceleration")
 
 # The schema: section -> key -> kind. "number" and "flag" are {"value", "source"} leaves.
@@ -59,10 +61,13 @@ class DeviceProfile:
     sources : dict
         ``"section.key"`` → its source string.
     sensors : dict of str → SensorCurrent
+        The hardware sensors the phone has.
     virtual : dict
         Virtual sensor name → ``{"requires": [...], "fusion_us": float}``.
     reference_measurements : list of dict
         Published measurements a test reproduces (free-form, each with a ``source``).
+    absent : dict of str → str
+        Hardware sensors the phone does not have → where that is known from.
     """
 
     name: str
@@ -73,6 +78,7 @@ class DeviceProfile:
     sensors: dict[str, SensorCurrent]
     virtual: dict[str, dict]
     reference_measurements: list = field(default_factory=list)
+    absent: dict[str, str] = field(default_factory=dict)
 
     def __getitem__(self, key: str):
         return self.values[key]
@@ -86,16 +92,28 @@ class DeviceProfile:
         return replace(self, values={**self.values, key: value}, sources={**self.sources, key: source})
 
     def hardware_for(self, streams) -> set[str]:
-        """Hardware sensors that must run to deliver ``streams`` (hardware or virtual names)."""
+        """Hardware sensors that must run to deliver ``streams`` (hardware or virtual names).
+
+        Raises
+        ------
+        ValueError
+            One line naming the profile when a stream needs a sensor the phone does not have
+            (``absent`` in the profile) or one the profile does not describe.
+        """
         needed = set()
         for stream in streams:
             if stream in self.virtual:
                 needed.update(self.virtual[stream]["requires"])
-            elif stream in self.sensors:
+            elif stream in self.sensors or stream in self.absent:
                 needed.add(stream)
             else:
                 raise ValueError(f"{self.path}: profile '{self.name}' has no sensor '{stream}' (needed by this "
                                  f"configuration); add it under 'sensors' or 'virtual_sensors'")
+        missing = sorted(needed & set(self.absent))
+        if missing:
+            raise ValueError(f"{self.path}: profile '{self.name}' has no {missing[0]} (see "
+                             f"'sensors.{missing[0]}.absent'), and this configuration turns one on; price it on a "
+                             f"phone with a {missing[0]}, or without the {missing[0]}")
         return needed
 
 
@@ -120,10 +138,16 @@ def _leaf(path, where: str, node, kind: str):
     return value, source
 
 
-def _sensor_current(path, where: str, node) -> SensorCurrent:
+def _sensor_current(path, where: str, node) -> SensorCurrent | str:
+    """A present sensor's :class:`SensorCurrent`, or for ``{"absent": why}`` the reason (a str)."""
+    if isinstance(node, dict) and set(node) == {"absent"}:
+        if not isinstance(node["absent"], str) or not node["absent"].strip():
+            raise ValueError(f"{path}: '{where}.absent' must say where it is known that the phone has none")
+        return node["absent"]
     if not isinstance(node, dict) or set(node) != {"current_ma"}:
         keys = sorted(node) if isinstance(node, dict) else type(node).__name__
-        raise ValueError(f"{path}: '{where}' must hold exactly 'current_ma', got {keys}")
+        raise ValueError(f"{path}: '{where}' must hold exactly 'current_ma' (or 'absent' for a sensor the phone does "
+                         f"not have), got {keys}")
     spec = node["current_ma"]
     if isinstance(spec, dict) and isinstance(spec.get("value"), list):
         if set(spec) != {"value", "source"} or not isinstance(spec["source"], str) or not spec["source"].strip():
@@ -143,7 +167,7 @@ def _sensor_current(path, where: str, node) -> SensorCurrent:
     return SensorCurrent(((1.0, float(value)),), source)
 
 
-def _check_keys(path, where: str, node, allowed, required=()):
+def _check_keys(path, where: str, node, allowed, required=(), missing_hint: str = ""):
     if not isinstance(node, dict):
         raise ValueError(f"{path}: '{where}' must be an object, got {type(node).__name__}")
     unknown = sorted(set(node) - set(allowed))
@@ -152,7 +176,7 @@ def _check_keys(path, where: str, node, allowed, required=()):
                          f"{sorted(allowed)}")
     missing = [k for k in required if k not in node]
     if missing:
-        raise ValueError(f"{path}: missing key '{where + '.' if where else ''}{missing[0]}'")
+        raise ValueError(f"{path}: missing key '{where + '.' if where else ''}{missing[0]}'{missing_hint}")
 
 
 def parse_profile(data: Any, path: str) -> DeviceProfile:
@@ -166,8 +190,11 @@ def parse_profile(data: Any, path: str) -> DeviceProfile:
         for key, kind in keys.items():
             values[f"{section}.{key}"], sources[f"{section}.{key}"] = _leaf(path, f"{section}.{key}",
                                                                             data[section][key], kind)
-    _check_keys(path, "sensors", data["sensors"], HARDWARE_SENSORS, required=HARDWARE_SENSORS)
-    sensors = {name: _sensor_current(path, f"sensors.{name}", data["sensors"][name]) for name in HARDWARE_SENSORS}
+    _check_keys(path, "sensors", data["sensors"], HARDWARE_SENSORS, required=HARDWARE_SENSORS,
+                missing_hint='; a sensor the phone does not have is {"absent": "<where that is known from>"}')
+    parsed = {name: _sensor_current(path, f"sensors.{name}", data["sensors"][name]) for name in HARDWARE_SENSORS}
+    sensors = {name: s for name, s in parsed.items() if isinstance(s, SensorCurrent)}
+    absent = {name: s for name, s in parsed.items() if isinstance(s, str)}
     _check_keys(path, "virtual_sensors", data["virtual_sensors"], VIRTUAL_SENSORS)
     virtual = {}
     for name, node in data["virtual_sensors"].items():
@@ -186,7 +213,7 @@ def parse_profile(data: Any, path: str) -> DeviceProfile:
     if not isinstance(references, list) or any(not isinstance(r, dict) or "source" not in r for r in references):
         raise ValueError(f"{path}: 'reference_measurements' must be a list of objects, each with a 'source'")
     return DeviceProfile(data["name"], str(data.get("description", "")), path, values, sources, sensors, virtual,
-                         references)
+                         references, absent)
 
 
 def _shipped():

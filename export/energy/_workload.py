@@ -6,8 +6,9 @@ Three measurements feed the energy model:
   (:func:`measure_windows`): samples, windows opened, windows the duration filter drops before
   classification, windows classified, their median length.
 * **Stage costs on this machine** (:func:`measure_stage_costs`): nanoseconds per sample of the
-  actual smoothing, gravity/rotation and segmentation code; medians over repeats. The device
-  profile's ``cpu.speed_ratio`` scales them to the phone.
+  actual smoothing, gravity/rotation and segmentation code, and microseconds per kept window of
+  the host's step-context features (the work outside the ONNX graph); medians over repeats. The
+  device profile's ``cpu.speed_ratio`` scales them to the phone.
 * **The exported model** (:func:`inference_cost`): multiply-adds and element operations per
   inference counted node by node from the ONNX graph itself, and its median latency under ONNX
   Runtime on a window of the median length, split into the window features and the classifier
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from stairsense.features import StepContext, step_signals
 from stairsense.stream import (
     Activity,
     PipelineConfig,
@@ -40,6 +42,7 @@ if TYPE_CHECKING:  # onnx is imported where a graph is read: the CLI's parser im
 
 __all__ = [
     "ACTIVITY_CLASSES",
+    "OPTIONAL_STREAMS",
     "ActivityCounts",
     "Workload",
     "measure_workload",
@@ -85,6 +88,26 @@ def streams_for(orientation: str) -> tuple[str, ...]:
     if orientation not in table:
         raise ValueError(f"orientation {orientation!r} has no sensor set; resolve 'auto' to one of {sorted(table)}")
     return table[orientation]
+
+
+#: Sensors a configuration may turn on beside its orientation method's streams, each at its own
+#: rate (:attr:`Workload.extra_streams`): the barometer samples at 1-25 Hz whatever the
+#: accelerometer's rate. The pipeline does not read pressure yet, so nothing turns it on by itself.
+OPTIONAL_STREAMS = ("barometer",)
+
+
+def _checked_extra_streams(extra_streams) -> dict[str, float]:
+    """``extra_streams`` (name → Hz) as a dict of floats, after checking each name is in
+    :data:`OPTIONAL_STREAMS` and each rate a finite number > 0; ``ValueError`` names the stream."""
+    checked = {}
+    for name, rate in dict(extra_streams).items():
+        if name not in OPTIONAL_STREAMS:
+            raise ValueError(f"extra stream {name!r} is not one a configuration can turn on; known: "
+                             f"{list(OPTIONAL_STREAMS)}")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not np.isfinite(rate) or rate <= 0:
+            raise ValueError(f"the {name}'s sampling rate must be a number of Hz > 0, got {rate!r}")
+        checked[name] = float(rate)
+    return checked
 
 
 @dataclass
@@ -182,12 +205,24 @@ def count_windows(result) -> tuple[dict[str, ActivityCounts], int]:
 
 @dataclass
 class StageCosts:
-    """Desktop cost of the per-sample front-end stages of one configuration, in nanoseconds per
-    input sample (medians over repeats); ``machine`` records where they were measured."""
+    """Desktop cost of the host's front-end stages of one configuration (medians over repeats);
+    ``machine`` records where they were measured.
+
+    Attributes
+    ----------
+    smoothing_ns, gravity_rotation_ns, segmentation_ns : float
+        Nanoseconds per input sample.
+    step_context_us : float or None
+        Microseconds per kept window of the step-shape and step-context features the host
+        computes outside the ONNX graph (0 for a configuration with ``step_context = 0``).
+        None: not measured (a record from before it was priced); :func:`~._model.estimate`
+        refuses to price kept windows with it rather than count them as free.
+    """
 
     smoothing_ns: float
     gravity_rotation_ns: float
     segmentation_ns: float
+    step_context_us: float | None = None
     machine: str = ""
 
     def to_dict(self) -> dict:
@@ -235,6 +270,15 @@ def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
     rate. Each figure is the median of ``repeats`` runs,
     per input sample. Window features and the classifier are priced from the exported graph
     (:func:`inference_cost`), since that is what the phone runs.
+
+    The step context is what the phone computes per kept window outside the graph
+    (``android_stub/core`` ``WindowRows.close``): the window's step signals, its step shape and
+    the running context, timed here as the Python reference (:func:`stairsense.features.step_signals`
+    and :class:`stairsense.features.StepContext`) over the kept windows of the configured windower
+    on the reference stream, per kept window. That time is mostly numpy's per-call overhead
+    (a few dozen small array operations per window), so × ``cpu.speed_ratio`` it is an upper bound for
+    the Java core's loop over a few hundred samples. Per-step height features from a barometer,
+    when they exist, are the same kind of work and belong in this figure.
     """
     import platform
 
@@ -264,7 +308,31 @@ def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
         seg_s = _stage_time(("sliding", rate, config.window_ms, config.window_overlap),
                             lambda: sliding_windows(reference.t_ns, config), repeats)
     return StageCosts(smoothing_ns=smooth_s / n * 1e9, gravity_rotation_ns=std_s / n * 1e9,
-                      segmentation_ns=seg_s / len(reference.t_ns) * 1e9, machine=platform.machine())
+                      segmentation_ns=seg_s / len(reference.t_ns) * 1e9,
+                      step_context_us=_step_context_us(config, reference, rate, repeats), machine=platform.machine())
+
+
+def _step_context_us(config: PipelineConfig, reference, rate: float, repeats: int) -> float:
+    """Desktop µs per kept window of the host's step-context work (:func:`measure_stage_costs`)."""
+    if config.step_context == 0:
+        return 0.0
+    windows = (segment_steps(reference.t_ns, reference.vertical, config) if config.segmentation == "pattern"
+               else sliding_windows(reference.t_ns, config))
+    kept = np.flatnonzero(windows.kept)
+    if not kept.size:  # a front end that keeps no step of a simulated walk classifies none in a replay either
+        return 0.0
+
+    def close_windows():  # what WindowRows.close does for each kept window on the phone
+        context = StepContext(config.step_context, config.step_context_gap_s)
+        for i in kept:
+            a, b = windows.start[i], windows.stop[i]
+            signals = step_signals(reference.samples[a:b], reference.vertical[a:b])
+            context.push(signals[:, 0], signals[:, 1], 1.0 / rate, windows.t_start_ns[i], windows.t_end_ns[i])
+
+    key = ("step_context", rate, config.segmentation, config.peak_threshold, config.valley_threshold,
+           config.hysteresis, config.min_step_s, config.max_step_s, config.window_ms, config.window_overlap,
+           config.step_context, config.step_context_gap_s)
+    return _stage_time(key, close_windows, repeats) / kept.size * 1e6
 
 
 @dataclass
@@ -282,6 +350,9 @@ class Workload:
         None prices inference at zero (and says so in the report).
     source : str
         What was replayed.
+    extra_streams : dict of str → float
+        Sensors from :data:`OPTIONAL_STREAMS` the configuration turns on beside its orientation
+        method's streams, each with its sampling rate in Hz (``{"barometer": 10.0}``).
     """
 
     config: dict
@@ -289,6 +360,10 @@ class Workload:
     stages: StageCosts
     inference: InferenceCost | None
     source: str = ""
+    extra_streams: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.extra_streams = _checked_extra_streams(self.extra_streams)
 
     @property
     def rate_hz(self) -> float:
@@ -297,14 +372,14 @@ class Workload:
     def to_dict(self) -> dict:
         return {"config": self.config, "counts": {k: asdict(v) for k, v in self.counts.items()},
                 "stages": self.stages.to_dict(), "inference": None if self.inference is None else self.inference.to_dict(),
-                "source": self.source}
+                "source": self.source, "extra_streams": dict(self.extra_streams)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Workload":
         return cls(config=data["config"], counts={k: ActivityCounts(**v) for k, v in data["counts"].items()},
                    stages=StageCosts(**data["stages"]),
                    inference=None if data["inference"] is None else InferenceCost(**data["inference"]),
-                   source=data.get("source", ""))
+                   source=data.get("source", ""), extra_streams=data.get("extra_streams", {}))
 
     def day_from_log(self) -> dict[str, float]:
         """The replayed log's own activity mix, scaled to 24 hours."""
@@ -339,13 +414,6 @@ class InferenceCost:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def _shape_of(shapes: dict, name: str):
-    dims = shapes.get(name)
-    if dims is None or any(d is None for d in dims):
-        return None
-    return dims
 
 
 def count_operations(model: onnx.ModelProto, window_samples: int) -> tuple[int, int, dict]:
@@ -383,27 +451,25 @@ def count_operations(model: onnx.ModelProto, window_samples: int) -> tuple[int, 
     for node in inferred.graph.node:
         op = node.op_type
         if op in ("MatMul", "Gemm"):
-            a, out = _shape_of(shapes, node.input[0]), _shape_of(shapes, node.output[0])
-            if a is None or out is None:
-                raise ValueError(f"cannot infer the shapes of {op} node {node.name or node.output[0]}")
+            a, out = _known_shape(shapes, node, node.input[0]), _known_shape(shapes, node, node.output[0])
             count = int(np.prod(out)) * int(a[-1] if not (op == "Gemm" and _trans_a(node)) else a[0])
             macs += count
-        elif op in _ELEMENTWISE:
-            out = _shape_of(shapes, node.output[0])
-            if out is None:
-                raise ValueError(f"cannot infer the shape of {op} node {node.name or node.output[0]}")
-            count = int(np.prod(out))
-            elementwise += count
-        elif op in _REDUCE:
-            inp = _shape_of(shapes, node.input[0])
-            if inp is None:
-                raise ValueError(f"cannot infer the shape of {op} node {node.name or node.input[0]}")
-            count = int(np.prod(inp))
+        elif op in _ELEMENTWISE or op in _REDUCE:
+            # an element-wise op costs one operation per output, a reduction one per input
+            count = int(np.prod(_known_shape(shapes, node, node.output[0] if op in _ELEMENTWISE else node.input[0])))
             elementwise += count
         else:
             continue
         by_node[op] = by_node.get(op, 0) + count
     return macs, elementwise, by_node
+
+
+def _known_shape(shapes: dict, node, name: str) -> list[int]:
+    shape = shapes.get(name)
+    if shape is None or None in shape:
+        raise ValueError(f"cannot infer the shape of {name!r}, an input or output of {node.op_type} node "
+                         f"{node.name or node.output[0]}")
+    return shape
 
 
 def _trans_a(node) -> bool:
@@ -499,7 +565,7 @@ def inference_cost(model: onnx.ModelProto, window_samples: int, selected=None, i
 
 
 def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None = None, *,
-                     selected=None, input_names=None, source: str = "",
+                     selected=None, input_names=None, source: str = "", extra_streams=None,
                      stage_costs=measure_stage_costs, inference_costs=inference_cost) -> Workload:
     """Replay ``logs`` with ``config`` and measure every cost the energy model needs.
 
@@ -515,6 +581,9 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
         The features the graph computes (read from its metadata when omitted).
     source : str
         A description for the report (file names).
+    extra_streams : dict of str → float, optional
+        Sensors from :data:`OPTIONAL_STREAMS` to run beside the configuration's own, with their
+        rates (``{"barometer": 10.0}``): priced as sensors and events, not replayed.
     stage_costs : callable, default=measure_stage_costs
         ``stage_costs(config) -> StageCosts`` for the configuration with its orientation resolved.
         The default times the stage code on this machine; a fixed table prices configurations
@@ -526,6 +595,7 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
     """
     if config.rate_hz is None:
         raise ValueError("the energy model needs a sampling rate: set rate_hz in the configuration (or --rate)")
+    extra_streams = _checked_extra_streams(extra_streams or {})  # before the replay, which takes a while
     logs = [logs] if not isinstance(logs, (list, tuple)) else list(logs)
     if not logs:
         raise ValueError("no log to replay")
@@ -533,4 +603,5 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
     totals, window = measure_logs_windows(logs, config)
     stages = stage_costs(config)
     inference = None if model is None else inference_costs(model, window, selected, input_names)
-    return Workload(config=config.to_dict(), counts=totals, stages=stages, inference=inference, source=source)
+    return Workload(config=config.to_dict(), counts=totals, stages=stages, inference=inference, source=source,
+                    extra_streams=extra_streams)

@@ -8,48 +8,24 @@ dinuzzo-solvers-rls2-client-server-mtl §3); low-rank output kernel learning, wh
 tasks relate, and neighbourhood-kernel multi-task MKL (MT-ONMKL) with their baselines (spec
 okl-and-neighborhood-mtmkl, parts A and B).
 """
-from ._admm_mtl import ADMMMultiTaskClassifier, variance_regularization_weights, variance_regularized_objective
-from ._comparison import compare_mtl_pooled_independent, lambdas_for_sharing, synthetic_users
-from ._feature_maps import (
-    DotProductKernel,
-    ExpDotKernel,
-    FeatureMapKernel,
-    LinearFeatureMap,
-    RandomFourierFeatures,
-    RBFKernel,
-    feature_map_from_spec,
-    kernel_from_spec,
-)
-from ._mtonmkl import (
-    MTONMKLClassifier,
-    base_kernels,
-    kernel_alignment_matrix,
-    neighborhood_step,
-    task_expansion,
-    task_weights,
-    theta_step,
-)
-from ._okl import (
-    MaskedOutputs,
-    OKLFit,
-    OutputKernelClassifier,
-    OutputKernelRegressor,
-    okl_a_step,
-    okl_b_step,
-    okl_kronecker_basis,
-    okl_lambda_max,
-    okl_objective,
-    okl_path,
-    okl_solve,
-)
-from ._online import SNAPSHOT_FORMAT, OnlineMultiTaskLearner, UnknownEntryError
-from ._online_client import OnlineMultiTaskClient
-from ._online_estimators import (
-    OnlineMultiTaskClassifier,
-    OnlineMultiTaskRegressor,
-    RiverMultiTaskClassifier,
-    RiverMultiTaskRegressor,
-)
+from stairsense.stream.lazy import lazy_exports as _lazy_exports
+
+# Resolved on first use: the families bring in scikit-learn, river, numba and scipy, and an
+# evaluation that uses one of them should not pay for the others.
+__getattr__, __dir__ = _lazy_exports(__name__, {
+    "._admm_mtl": ("ADMMMultiTaskClassifier", "variance_regularization_weights", "variance_regularized_objective"),
+    "._comparison": ("compare_mtl_pooled_independent", "lambdas_for_sharing", "synthetic_users"),
+    "._feature_maps": ("DotProductKernel", "ExpDotKernel", "FeatureMapKernel", "LinearFeatureMap",
+                       "RandomFourierFeatures", "RBFKernel", "feature_map_from_spec", "kernel_from_spec"),
+    "._mtonmkl": ("MTONMKLClassifier", "base_kernels", "kernel_alignment_matrix", "neighborhood_step",
+                  "task_expansion", "task_weights", "theta_step"),
+    "._okl": ("MaskedOutputs", "OKLFit", "OutputKernelClassifier", "OutputKernelRegressor", "okl_a_step",
+              "okl_b_step", "okl_kronecker_basis", "okl_lambda_max", "okl_objective", "okl_path", "okl_solve"),
+    "._online": ("SNAPSHOT_FORMAT", "OnlineMultiTaskLearner", "UnknownEntryError"),
+    "._online_client": ("OnlineMultiTaskClient",),
+    "._online_estimators": ("OnlineMultiTaskClassifier", "OnlineMultiTaskRegressor", "RiverMultiTaskClassifier",
+                            "RiverMultiTaskRegressor"),
+})
 
 __all__ = [
     "ADMMMultiTaskClassifier",

@@ -1,7 +1,8 @@
 """Sensor-log files: the canonical CSV(.gz) and Parquet formats (chunked reader with its repairs,
-atomic writer), conversion between them, and import of other apps' CSV files.
+atomic writer), conversion between them, and import of other apps' files (with ready presets).
 
-Every name here is re-exported by :mod:`stairsense.stream`.
+:mod:`stairsense.stream` re-exports every name here but the import presets (``IMPORT_PRESETS``,
+``ImportPreset``) and ``parse_records``, which are used from here.
 """
 from ..lazy import lazy_exports as _lazy_exports
 
@@ -14,7 +15,8 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     "._csv_read": ("iter_log_chunks", "read_log", "read_segments", "read_steps"),
     "._csv_report": ("REPAIRS", "LogRepairedWarning", "ReadReport", "RepairAction"),
     "._csv_write": ("write_log", "write_log_chunks"),
-    "._import": ("ImportReport", "import_log", "parse_mapping"),
+    "._import": ("ImportReport", "import_log", "parse_mapping", "parse_records"),
+    "._presets": ("IMPORT_PRESETS", "ImportPreset"),
 })
 
 __all__ = [
@@ -37,4 +39,7 @@ __all__ = [
     "ImportReport",
     "import_log",
     "parse_mapping",
+    "parse_records",
+    "IMPORT_PRESETS",
+    "ImportPreset",
 ]

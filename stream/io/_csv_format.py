@@ -4,10 +4,17 @@ The format is the one of DESIGN.md ("Data model"):
 
 * CSV, gzip-compressed when the name ends in ``.gz``;
 * an optional first line ``# meta: {json}`` carrying :attr:`SensorLog.meta` (one line of JSON);
-* a header naming the columns ``t_ns,ax,ay,az[,gx,gy,gz][,qx,qy,qz,qw][,lx,ly,lz][,label]`` in any
+* a header naming the columns ``t_ns,ax,ay,az[,gx,gy,gz][,qx,qy,qz,qw][,lx,ly,lz][,p][,label]`` in any
   order; every group is all-or-nothing; ``label`` is an int :class:`Activity` code;
-* one sample per line, no quoting, no blank lines; ``t_ns`` is an integer, the rest are floats
-  written in their shortest round-trip form, so a written log reads back bit-exactly;
+* ``p`` is air pressure in hPa, 300–1,100 (what phone barometers read from the Dead Sea to above
+  Everest's summit). A barometer reports at 1–25 Hz, the accelerometer at 50–400 Hz: like every other
+  stream, ``p`` is the pressure *at each accelerometer sample's time*, a value on every line. A
+  cell left empty on lines without a reading of their own is an error naming the line, never a
+  guess: the readings are merged onto the accelerometer's times when the log is made
+  (``stairsense import`` takes the lines with a value as the barometer's samples and interpolates
+  them onto every line; the lines before the first reading and after the last are dropped, counted);
+* one sample per line, no quoting, no blank lines, no empty cells; ``t_ns`` is an integer, the rest
+  are floats written in their shortest round-trip form, so a written log reads back bit-exactly;
 * ground-truth steps, when the log has them, in a plain sidecar named after the whole log name
   (``walk.csv.gz.steps.csv``, columns ``t_ns,kind``; see :func:`steps_path`).
 
@@ -21,6 +28,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 __all__ = ["LOG_SUFFIXES", "LogFormatError", "steps_path"]
 
 #: The names a sensor log file may end in: the canonical CSV (plain or gzip) and Parquet.
@@ -33,10 +42,14 @@ _GROUPS = {
     "gyro": ("gx", "gy", "gz"),
     "rotvec": ("qx", "qy", "qz", "qw"),
     "linacc": ("lx", "ly", "lz"),
+    "pressure": ("p",),
     "label": ("label",),
 }
-_FLOAT_FIELDS = ("acc", "gyro", "rotvec", "linacc")
+_REQUIRED = ("t_ns", "acc")
 _KNOWN = [c for cols in _GROUPS.values() for c in cols]
+#: The header as the errors spell it: required groups bare, optional ones in brackets.
+_HEADER_SPEC = "".join((("," if i else "") if f in _REQUIRED else "[,") + ",".join(cols) + ("" if f in _REQUIRED else "]")
+                       for i, (f, cols) in enumerate(_GROUPS.items()))
 _META_PREFIX = "# meta:"
 
 # The largest magnitude a sample of a float group can have (canonical units), and the unit. A value
@@ -47,6 +60,11 @@ _META_PREFIX = "# meta:"
 # unit norm by rounding) and keep every square and sum the front end takes far from float overflow.
 _PHYSICAL_LIMITS = {"acc": (1000.0, "m/s²"), "gyro": (100.0, "rad/s"), "rotvec": (2.0, ""),
                     "linacc": (1000.0, "m/s²")}
+#: Air pressure a phone barometer measures, hPa: the rated range of the Bosch BMP280/BMP380 and ST
+#: LPS22HB class of sensors, from the Dead Sea (~1,060 hPa) to above Everest's summit (~340 hPa).
+PRESSURE_RANGE_HPA = (300.0, 1100.0)
+# Units a pressure column is often written in by mistake, and what one hPa is in each.
+_PRESSURE_UNITS = (("Pa", 100.0), ("kPa", 0.1), ("bar", 0.001), ("psi", 0.0145038))
 
 
 class LogFormatError(ValueError):
@@ -57,6 +75,33 @@ class LogFormatError(ValueError):
         self.line = line
         where = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{where}: {message}")
+
+
+def pressure_out_of_range(p: np.ndarray) -> tuple[int, str, str | None] | None:
+    """The first value of ``p`` outside :data:`PRESSURE_RANGE_HPA`, what is wrong with it, and the unit
+    it would be in range in (``"Pa"``, ``"kPa"``, ``"bar"``, ``"psi"``, or None); None if all are in range.
+
+    Nothing is converted here: the caller says which conversion to apply.
+
+    Examples
+    --------
+    >>> pressure_out_of_range(np.array([1013.2, 101320.0]))
+    (1, '101320 hPa is outside 300–1100 hPa; it looks like Pa (1013.2 hPa)', 'Pa')
+    >>> pressure_out_of_range(np.array([1013.2])) is None
+    True
+    """
+    low, high = PRESSURE_RANGE_HPA
+    if p.size == 0 or (p.min() >= low and p.max() <= high):  # the valid case: two reductions (nan fails both)
+        return None
+    with np.errstate(invalid="ignore"):
+        bad = ~((p >= low) & (p <= high))
+    i = int(np.flatnonzero(bad)[0])
+    value = float(p[i])
+    reason = f"{value:.6g} hPa is outside {low:g}–{high:g} hPa"
+    unit = next((name for name, per_hpa in _PRESSURE_UNITS if low <= value / per_hpa <= high), None)
+    if unit is not None:
+        reason += f"; it looks like {unit} ({value / dict(_PRESSURE_UNITS)[unit]:.6g} hPa)"
+    return i, reason, unit
 
 
 def _stem(path: Path) -> str:

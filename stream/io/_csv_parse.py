@@ -27,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ._csv_format import _GROUPS, _KNOWN, _META_PREFIX, _PHYSICAL_LIMITS, LogFormatError
+from ._csv_format import (_GROUPS, _HEADER_SPEC, _KNOWN, _META_PREFIX, _PHYSICAL_LIMITS, _REQUIRED, LogFormatError,
+                          pressure_out_of_range)
 from ._csv_report import ReadReport
 from .._log import STANDARD_GRAVITY, Activity
 
@@ -51,6 +52,13 @@ _STRETCH_BLOCKS = 8
 # float() are laxer (underscores, int64 overflow), so they cannot be the judge.
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|NaN|inf|Inf|infinity)")
+
+
+# A barometer (or any stream slower than the accelerometer) with a value only on some lines is merged
+# onto every line when the log is made; the reader does not guess values between readings.
+_EMPTY_CELL_FIX = {"p": "Lines without a barometer reading of their own need the pressure at their time: import the "
+                        "file with `stairsense import LOG --map \"t=t_ns,ax=ax,ay=ay,az=az,p=p\" --out NEW` (add "
+                        "the other columns), which interpolates the readings onto every accelerometer time"}
 
 
 # reading: header
@@ -127,7 +135,7 @@ def _read_header(path: Path) -> _Header:
 
 
 def _check_columns(path: Path, line: int, columns: list[str]) -> None:
-    expected = "t_ns,ax,ay,az[,gx,gy,gz][,qx,qy,qz,qw][,lx,ly,lz][,label]"
+    expected = _HEADER_SPEC
     dup = sorted({c for c in columns if columns.count(c) > 1})
     if dup:
         raise LogFormatError(path, line, f"header repeats column(s) {dup}; each column may appear once")
@@ -137,7 +145,7 @@ def _check_columns(path: Path, line: int, columns: list[str]) -> None:
                              "(is this line data instead of a header?)")
     for fname, group in _GROUPS.items():
         present = [c for c in group if c in columns]
-        required = fname in ("t_ns", "acc")
+        required = fname in _REQUIRED
         if (required or present) and len(present) != len(group):
             missing = [c for c in group if c not in columns]
             why = "is required" if required else "is all-or-nothing"
@@ -341,6 +349,9 @@ def _check_line(path, lineno, text, columns, types, ncol):
                              f"{len(fields)}: {text[:80]!r}; the line is short, long or truncated")
     for name, value in zip(columns, fields):
         value = value.strip(" ")  # the fast parser trims spaces around a value, so do we
+        if not value:
+            raise LogFormatError(path, lineno, f"column {name!r} is empty; every line holds a value in every "
+                                 f"column. {_EMPTY_CELL_FIX.get(name, 'Fill it or delete the line')}")
         if types[name] == pa.int64():
             ok = _INT_RE.fullmatch(value) is not None and -(2**63) <= int(value) < 2**63
             kind = "an integer within int64"
@@ -353,14 +364,22 @@ def _check_line(path, lineno, text, columns, types, ncol):
 
 
 def _limits(columns, units: str) -> dict[str, tuple[float, str]]:
-    """Each float column's physical limit and unit as the file states values (an accelerometer in g
-    is checked in g: converting first could overflow)."""
-    limits = {}
+    """Each float column's largest magnitude and unit as the file states values (an accelerometer in g
+    is checked in g: converting first could overflow); a column without one (``p``, which has a
+    range of its own) is only checked to be finite."""
+    limits = {c: (np.inf, "") for c in columns if c not in ("t_ns", "label")}
     for group, (limit, unit) in _PHYSICAL_LIMITS.items():
         if group == "acc" and units == "g":
             limit, unit = limit / STANDARD_GRAVITY, "g"
         limits.update({c: (limit, unit) for c in _GROUPS[group] if c in columns})
     return limits
+
+
+def _within(column: np.ndarray, limit: float) -> bool:
+    """Whether every value of ``column`` is finite and at most ``limit`` in magnitude (nan reaches the
+    min and the max, and fails both tests)."""
+    low, high = column.min(), column.max()
+    return bool(np.isfinite(low) and np.isfinite(high) and -limit <= low and high <= limit)
 
 
 def _possible(block: _Block, limits, drop_nan: bool, drop_impossible: bool, path: Path,
@@ -373,8 +392,9 @@ def _possible(block: _Block, limits, drop_nan: bool, drop_impossible: bool, path
     if not finite.all():
         if not drop_nan:
             i = int(np.flatnonzero(~finite)[0])
-            raise LogFormatError(path, block.line(i), "non-finite value (nan or inf); fix the line or "
-                                 "use repair 'drop-nan' to drop such samples (each is reported)")
+            column = next(c for c in limits if not np.isfinite(block.fields[c][i]))
+            raise LogFormatError(path, block.line(i), f"non-finite value (nan or inf) in column {column!r}; fix "
+                                 "the line or use repair 'drop-nan' to drop such samples (each is reported)")
         report._note("drop-nan", "dropped samples with nan/inf values", block.lines()[~finite])
         block = block.take(finite)
     possible = np.ones(len(block), dtype=bool)
@@ -412,8 +432,14 @@ def _blocks(header: _Header, units: str, drop_nan: bool,
         block = _Block(cols.pop("t_ns"), cols, line0)
         # Fast path: one min and one max per column. A nan fails every comparison, so only a block
         # with a nan, an inf or an impossible value goes to the per-sample checks.
-        if n and not all(-limit <= cols[c].min() and cols[c].max() <= limit for c, (limit, _) in limits.items()):
+        if n and not all(_within(cols[c], limit) for c, (limit, _) in limits.items()):
             block = _possible(block, limits, drop_nan, drop_impossible, path, report)
+        if "p" in cols:
+            bad = pressure_out_of_range(block.fields["p"])
+            if bad is not None:
+                i, reason, _ = bad
+                raise LogFormatError(path, block.line(i), f"air pressure p: {reason}; p must be in hPa (= mbar), "
+                                     "convert the column")
         if "label" in cols:
             bad = ~np.isin(block.fields["label"], _VALID_LABELS)
             if bad.any():

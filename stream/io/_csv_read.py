@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from .._config import PipelineConfig
-from ._csv_format import _FLOAT_FIELDS, _GROUPS, LogFormatError, steps_path
+from ._csv_format import _GROUPS, LogFormatError, steps_path
 from ._csv_order import _deduped, _ordered, _sorted_block, _trimmed_startup
 from ._csv_parse import _blocks, _Block, _column_values, _Header, _iter_batches, _open_text, _read_header, read_line
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport
@@ -65,17 +65,20 @@ def _rechunk(blocks: Iterable[tuple[int, _Block]], chunk_rows: int) -> Iterator[
 
 
 def _to_log(blocks: list[_Block], meta: dict, steps: StepTruth | None) -> SensorLog:
-    """Assemble blocks into a log, copying each column once straight into its (n, k) stream."""
+    """Assemble blocks into a log, copying each column once straight into its stream: (n, k) for a
+    group of k columns, (n,) for a one-column stream (``p``, ``label``)."""
     n = sum(len(b) for b in blocks)
     streams = {}
-    for fname in _FLOAT_FIELDS:
-        if _GROUPS[fname][0] in blocks[0].fields:
-            out = np.empty((n, len(_GROUPS[fname])))
-            for j, c in enumerate(_GROUPS[fname]):
-                np.concatenate([b.fields[c] for b in blocks], out=out[:, j])
-            streams[fname] = out
-    if "label" in blocks[0].fields:
-        streams["label"] = np.concatenate([b.fields["label"] for b in blocks])
+    for fname, names in _GROUPS.items():
+        if fname == "t_ns" or names[0] not in blocks[0].fields:
+            continue
+        if len(names) == 1:
+            streams[fname] = np.concatenate([b.fields[names[0]] for b in blocks])
+            continue
+        out = np.empty((n, len(names)))
+        for j, c in enumerate(names):
+            np.concatenate([b.fields[c] for b in blocks], out=out[:, j])
+        streams[fname] = out
     return SensorLog(t_ns=np.concatenate([b.t for b in blocks]), steps=steps, meta=meta, **streams)
 
 

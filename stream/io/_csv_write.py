@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ._atomic import atomic_write
-from ._csv_format import _FLOAT_FIELDS, _GROUPS, _META_PREFIX, _prepare_sidecar, steps_path
+from ._csv_format import _GROUPS, _META_PREFIX, _prepare_sidecar, pressure_out_of_range, steps_path
 from .._log import SensorLog, StepTruth
 
 __all__ = ["write_log", "write_log_chunks"]
@@ -22,13 +22,13 @@ __all__ = ["write_log", "write_log_chunks"]
 
 
 def _columns_of(log: SensorLog) -> dict[str, np.ndarray]:
-    cols = {"t_ns": log.t_ns}
-    for fname in _FLOAT_FIELDS:
+    """The log's columns in canonical order: ``t_ns`` first, then every stream it has."""
+    cols = {}
+    for fname, names in _GROUPS.items():
         value = getattr(log, fname)
         if value is not None:
-            cols.update({c: value[:, j] for j, c in enumerate(_GROUPS[fname])})
-    if log.label is not None:
-        cols["label"] = log.label
+            value = value.reshape(len(value), -1)  # a one-column stream (t_ns, p, label) is 1-D in the log
+            cols.update({c: value[:, j] for j, c in enumerate(names)})
     return cols
 
 
@@ -127,11 +127,16 @@ def write_log_chunks(chunks: Iterable[SensorLog], path: str | Path, *, compressl
     steps: list[StepTruth] = []  # about two steps a second: small beside the samples
 
     def checked():
+        offset = 0
         for chunk in itertools.chain([first], chunks):
             if not isinstance(chunk, SensorLog):
                 raise TypeError(f"write_log needs SensorLog chunks, got {type(chunk).__name__}")
+            if chunk.pressure is not None and (bad := pressure_out_of_range(chunk.pressure)) is not None:
+                raise ValueError(f"{path}: pressure of sample {offset + bad[0]}: {bad[1]}; SensorLog.pressure is in "
+                                 "hPa (= mbar): convert it before writing (the readers would refuse the file)")
             if chunk.steps is not None:
                 steps.append(chunk.steps)
+            offset += len(chunk)
             yield chunk
 
     _prepare_sidecar(path)
