@@ -74,6 +74,19 @@ def _ending_signals_raise():
             signal.signal(signum, handler)
 
 
+def _hold_signals():
+    """Block SIGINT and the ending signals (main thread, POSIX); return what :func:`_release_signals` restores."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, *_ENDING_SIGNALS})
+
+
+def _release_signals(held) -> None:
+    """Unblock what :func:`_hold_signals` blocked: a signal that came meanwhile is handled now."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _fsync_path(path, flags=os.O_RDONLY) -> None:
     fd = os.open(path, flags)
     try:
@@ -120,9 +133,17 @@ def atomic_write(path, *, mode: int | None = None):
     if not path.parent.is_dir():  # else mkstemp's error names the temporary file, which the user never chose
         raise FileNotFoundError(f"{path}: folder {path.parent} does not exist; create it first")
     with _ending_signals_raise():
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
+        # A signal between mkstemp making the file and the cleanup below taking charge of it would leave
+        # the file behind: the signals wait until the ``try`` is entered.
+        held = _hold_signals()
+        try:
+            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
+        except BaseException:
+            _release_signals(held)
+            raise
         tmp = Path(name)
         try:
+            _release_signals(held)
             try:
                 os.fchmod(fd, new_file_mode() if mode is None else mode)
             finally:
