@@ -1,12 +1,18 @@
-"""What every ``stairsense`` subcommand shares: configuration and reading arguments, argument types,
-the advice rewrite for CLI users, and ``--json`` output."""
+"""What every ``stairsense`` subcommand shares: configuration and reading arguments, the checks of the
+files it reads and writes, the advice rewrite for CLI users, and ``--json`` output (argument types:
+``_cli_types``)."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
 import re
+from pathlib import Path
 
 from stairsense.stream import ORIENTATIONS, REPAIRS, PipelineConfig
+
+from ._cli_types import MAX_RATE_HZ, non_negative_int, positive, rate_arg
 
 DATA_HELP = ("labelled canonical logs (.csv/.csv.gz with a label column), a UCI HAPT RawData or Oxford step-counter "
              "folder, or a MobiFall, WEDA-FALL, GeoTecINIT or IPIN 2023 track-3 folder or recording file")
@@ -14,56 +20,6 @@ DATA_HELP = ("labelled canonical logs (.csv/.csv.gz with a label column), a UCI 
 # Configuration flags and the PipelineConfig fields they set.
 _CONFIG_FLAGS = (("rate", "rate_hz"), ("orientation", "orientation"), ("segmentation", "segmentation"),
                  ("max_gap", "max_gap_s"), ("step_context", "step_context"))
-
-
-def positive(kind):
-    """An argparse type: ``kind`` (int or float) > 0, refused with one line naming the value."""
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {'whole ' if kind is int else ''}number > 0, got {text!r}")
-        if not 0 < value < float("inf"):
-            raise argparse.ArgumentTypeError(f"expected a {'whole ' if kind is int else 'finite '}number > 0, "
-                                             f"got {text!r}")
-        return value
-    parse.__name__ = f"positive {kind.__name__}"
-    return parse
-
-
-def non_negative(text):
-    """An argparse type: a finite float ≥ 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
-    return value
-
-
-def non_negative_int(text):
-    """An argparse type: a whole number ≥ 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
-
-
-def unit_interval(text):
-    """An argparse type: a float in [0, 1]."""
-    value = non_negative(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
-    return value
-
-
-def gamma_arg(text):
-    """An argparse type: ``scale`` or a float > 0 (an RBF width)."""
-    return text if text == "scale" else positive(float)(text)
 
 
 def read_options(args) -> tuple[dict, list]:
@@ -75,14 +31,77 @@ def read_options(args) -> tuple[dict, list]:
 
 def output_path(path, flag="--out"):
     """``path`` as a Path after checking its folder exists, before any work is done."""
-    from pathlib import Path
-
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"{flag} {path}: folder {path.parent} does not exist; create it first")
     if path.is_dir():
         raise ValueError(f"{flag} {path}: is a folder; name a file inside it")
     return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file: the same inode when both exist (so a hard link or a symbolic
+    link counts), else the same resolved path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _with_sidecars(named: dict, reading: bool) -> list[tuple[str, Path]]:
+    """``(what, path)`` for each path of ``named`` (flag -> path, list of paths or None), and for a sensor
+    log also its steps sidecar: the one its writer replaces, and when ``reading`` the one its reader opens."""
+    from stairsense.stream import LOG_SUFFIXES, steps_path
+
+    found = []
+    for flag, paths in named.items():
+        for path in [paths] if isinstance(paths, (str, os.PathLike)) else (paths or []):
+            path = Path(path)
+            found.append((f"{flag} {path}", path))
+            if path.name.endswith(LOG_SUFFIXES):
+                sidecars = {steps_path(path), *([steps_path(path, existing=True)] if reading else [])}
+                found += [(f"the steps sidecar {side} of {flag} {path}", side) for side in sorted(sidecars)]
+    return found
+
+
+def check_files(outputs: dict, reads: dict | None = None) -> None:
+    """Refuse, before any work, a file the command cannot read or an output it cannot or must not write.
+
+    ``outputs`` and ``reads`` map the flag or argument that names them (``"--out"``, ``"LOG"``) to a path,
+    a list of paths or None. A file read that exists must be a regular file or a folder: a device or a
+    pipe may never end. Each output's folder must exist and the output must not be a folder
+    (:func:`output_path`). No output may be a file the command reads, by the same name or another one (a
+    hard or symbolic link: compared by inode). A log brings its steps sidecar on both sides: a log's reader
+    opens it, a log's writer replaces or removes it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "s.csv.gz").write_bytes(b"")
+    ...     check_files({"--out": f"{d}/s.csv.gz"}, {"DATA": [f"{d}/s.csv.gz"]})
+    Traceback (most recent call last):
+    ValueError: --out .../s.csv.gz would overwrite DATA .../s.csv.gz, which this command reads; choose another name for --out
+    >>> check_files({}, {"--config": "/dev/zero"})
+    Traceback (most recent call last):
+    ValueError: --config /dev/zero: is not a regular file (a device, pipe or socket, which may never end); pass a file
+    """
+    read = _with_sidecars(reads or {}, reading=True)
+    for what, path in read:
+        if path.exists() and not (path.is_file() or path.is_dir()):
+            raise ValueError(f"{what}: is not a regular file (a device, pipe or socket, which may never end); pass "
+                             "a file")
+    for flag, path in outputs.items():
+        if path is not None:
+            output_path(path, flag)
+    for what, path in _with_sidecars(outputs, reading=False):
+        if path.is_dir():  # a log's sidecar: output_path saw the rest
+            raise ValueError(f"{what}: is a folder, where this command writes a file; rename or remove it")
+    for flag, paths in outputs.items():
+        for (what, out), (source, path) in itertools.product(_with_sidecars({flag: paths}, reading=False), read):
+            if _same_file(out, path):
+                raise ValueError(f"{what} would overwrite {source}, which this command reads; choose another "
+                                 f"name for {flag}")
 
 
 def log_output_path(path, flag="--out"):
@@ -97,8 +116,6 @@ def log_output_path(path, flag="--out"):
 
 def existing_file(path, what: str, fix: str):
     """``path`` if it is a file; else one line naming it, what was expected and ``fix``."""
-    from pathlib import Path
-
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: {'is a folder, not' if path.is_dir() else 'no such'} {what}; {fix}")
@@ -121,18 +138,28 @@ def given_config(args) -> dict:
     return fields
 
 
+def bounded_config(config: PipelineConfig, where) -> PipelineConfig:
+    """``config`` if the front end can run it in bounded memory, else one line naming ``where`` it came
+    from (a ``--config`` file or a model): its resampling rate is at most :data:`MAX_RATE_HZ`, as ``--rate``."""
+    if config.rate_hz is not None and not config.rate_hz <= MAX_RATE_HZ:
+        raise ValueError(f"{where}: rate_hz {config.rate_hz:g} is above {MAX_RATE_HZ:g} Hz (phone motion sensors "
+                         "deliver at most ~500 Hz); set a lower rate_hz")
+    return config
+
+
 def config_from_args(args) -> PipelineConfig:
     """``--config`` (or the default configuration) with ``--rate``/``--orientation``/... applied."""
-    return PipelineConfig().replace(**given_config(args))
+    return bounded_config(PipelineConfig().replace(**given_config(args)), f"--config {args.config}")
 
 
 def config_for_model(args, model_config: PipelineConfig, model_path) -> PipelineConfig:
     """The configuration to run a model with: its own, plus what the user set, which must agree
     (:meth:`PipelineConfig.agree`). A model needs no repeated flags."""
     try:
-        return model_config.agree(given_config(args))
+        config = model_config.agree(given_config(args))
     except ValueError as exc:
         raise ValueError(f"{model_path}: {exc}") from None
+    return bounded_config(config, model_path)
 
 
 # The library's errors give Python advice ("repair 'dedupe'", "units='g'", "max_gap_s"); a CLI user
@@ -163,7 +190,7 @@ def add_config_args(p, rate=True):
     """The arguments that build a :class:`PipelineConfig` (read back by :func:`config_from_args`)."""
     p.add_argument("--config", metavar="FILE", help="JSON PipelineConfig (see stairsense.PipelineConfig)")
     if rate:
-        p.add_argument("--rate", type=positive(float), metavar="HZ", help="resample to this rate before the front end")
+        p.add_argument("--rate", type=rate_arg, metavar="HZ", help="resample to this rate before the front end")
     p.add_argument("--orientation", choices=ORIENTATIONS,
                    help="how to reach the Earth frame (default from the config: auto)")
     p.add_argument("--segmentation", choices=["pattern", "sliding"], help="step windows or the sliding baseline")
@@ -176,8 +203,9 @@ def add_read_args(p):
     """How logs are read: the repairs for what real phones do, the units, the gap limit."""
     p.add_argument("--repair", nargs="+", choices=REPAIRS, metavar="REPAIR", default=[],
                    help="fix instead of failing, each fix reported: sort (reorder), dedupe (drop repeated "
-                        "timestamps), drop-nan, trim-startup (drop a slow start before the steady rate), "
-                        "split-gaps (restart after each gap)")
+                        "timestamps), drop-nan, drop-impossible (drop values beyond any phone sensor), "
+                        "trim-startup (drop a slow start before the steady rate), split-gaps (restart after "
+                        "each gap)")
     p.add_argument("--units", choices=["m/s2", "g"], help="accelerometer units in the file (default: its meta, "
                    "else m/s2)")
     p.add_argument("--max-gap", type=positive(float), metavar="S",

@@ -1,9 +1,7 @@
 """``stairsense convert``: rewrite a sensor log between CSV (.csv/.csv.gz) and Parquet (.parquet)."""
 from __future__ import annotations
 
-from pathlib import Path
-
-from ._cli_common import emit
+from ._cli_common import check_files, emit, repair_summary
 
 _SUFFIXES = (".csv", ".csv.gz", ".parquet")
 
@@ -18,11 +16,10 @@ def cmd_convert(args) -> int:
 
     _check_name(args.log, "input")
     _check_name(args.out, "output")
-    if Path(args.log).resolve() == Path(args.out).resolve():
-        raise ValueError(f"{args.out}: the output would overwrite the input; choose another name")
-    samples = convert_log(args.log, args.out, repair=tuple(args.repair or ()))
-    emit(args, {"log": args.log, "out": args.out, "samples": samples},
-         f"wrote {args.out}: {samples} samples from {args.log}")
+    check_files({"OUT": args.out}, {"LOG": args.log})
+    samples, read = convert_log(args.log, args.out, repair=tuple(args.repair or ()), report=True)
+    emit(args, {"log": args.log, "out": args.out, "samples": samples, "read": read.to_dict()},
+         "\n".join([f"wrote {args.out}: {samples} samples from {args.log}", *repair_summary(read.to_dict())]))
     return 0
 
 
@@ -35,7 +32,8 @@ def add_parser(subparsers) -> None:
                     "output. Values round-trip exactly in both directions.")
     p.add_argument("log", metavar="LOG", help="input log (.csv, .csv.gz or .parquet)")
     p.add_argument("out", metavar="OUT", help="output log (.csv, .csv.gz or .parquet)")
-    p.add_argument("--repair", nargs="+", choices=["drop-nan"], metavar="REPAIR",
-                   help="fix instead of failing: drop-nan (samples with nan/inf are left out)")
+    p.add_argument("--repair", nargs="+", choices=["drop-nan", "drop-impossible"], metavar="REPAIR",
+                   help="fix instead of failing: drop-nan (samples with nan/inf are left out), drop-impossible "
+                        "(samples with values beyond any phone sensor are left out)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_convert)

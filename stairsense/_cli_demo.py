@@ -6,7 +6,8 @@ from pathlib import Path
 
 from stairsense.stream import PipelineConfig
 
-from ._cli_common import emit, positive
+from ._cli_common import emit
+from ._cli_types import MAX_SIMULATED_MINUTES, positive, seed_arg
 
 
 def cmd_demo(args) -> int:
@@ -21,8 +22,10 @@ def cmd_demo(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: is a file; the demo writes a model and a log into a folder")
-    if args.seed < 0:
-        raise ValueError(f"--seed {args.seed}: seeds are integers >= 0")
+    if args.people * args.minutes > MAX_SIMULATED_MINUTES:
+        raise ValueError(f"--people {args.people} x --minutes {args.minutes:g} is {args.people * args.minutes:g} "
+                         f"simulated minutes, more than {MAX_SIMULATED_MINUTES:g} (24 h, held in memory for "
+                         "training); simulate fewer people or shorter recordings")
     out.mkdir(parents=True, exist_ok=True)
     config = PipelineConfig()
     say = (lambda *a: None) if args.json else print
@@ -54,9 +57,11 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("demo", help="train on simulated people and count stair steps of a held-out one",
                        description="The main job on built-in synthetic data: simulate people, train the "
                                    "stair-step classifier, replay a held-out simulated log with it.")
-    p.add_argument("--people", type=positive(int), default=6, help="simulated training people (default 6)")
-    p.add_argument("--minutes", type=positive(float), default=8.0, help="minutes per simulated person (default 8)")
-    p.add_argument("--seed", type=int, default=7, help="seed of the held-out person (default 7)")
+    p.add_argument("--people", type=positive(int), default=6,
+                   help="simulated training people (default 6; people x minutes at most 1440)")
+    p.add_argument("--minutes", type=positive(float, MAX_SIMULATED_MINUTES), default=8.0,
+                   help="minutes per simulated person (default 8)")
+    p.add_argument("--seed", type=seed_arg, default=7, help="seed of the held-out person (default 7)")
     p.add_argument("--out", default="demo_out", help="folder for the model and the held-out log (default demo_out)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_demo)

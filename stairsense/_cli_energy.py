@@ -13,6 +13,9 @@ import json
 import sys
 from pathlib import Path
 
+from ._cli_common import bounded_config, check_files
+from ._cli_types import between, landmarks_arg, n_jobs_arg, positive, rate_arg, seed_arg
+
 __all__ = ["add_parser"]
 
 #: Rates ``energy profiles`` lists sensor currents at: the thesis's 30 Hz, a barometer's usual 10 Hz.
@@ -47,7 +50,7 @@ def _model_and_config(args):
                                    ("segmentation", args.segmentation), ("smoothing", args.smoothing)) if v is not None}
     if not args.model:
         config = PipelineConfig.from_file(args.config) if args.config else PipelineConfig()
-        return (None, None, None), config.replace(**overrides)
+        return (None, None, None), bounded_config(config.replace(**overrides), f"--config {args.config}")
     from stairsense.export import inference_graph, load_stair_model
 
     model = load_stair_model(args.model)
@@ -55,7 +58,12 @@ def _model_and_config(args):
         config = model.config.agree(overrides)
     except ValueError as exc:
         raise ValueError(f"{args.model}: {exc} (--compare prices the usual variants)") from None
-    return inference_graph(model), config
+    return inference_graph(model), bounded_config(config, args.model)
+
+
+def _profile_file(name: str):
+    """``--profile`` when it names a file (it may be a shipped profile's name instead)."""
+    return name if Path(name).is_file() else None
 
 
 def _stage_table(reports) -> str:
@@ -87,6 +95,8 @@ def cmd_estimate(args) -> int:
     )
     from stairsense.stream import read_log
 
+    check_files({"--plot": args.plot}, {"--model": args.model, "--log": args.log, "--config": args.config,
+                                        "--profile": _profile_file(args.profile)})
     profile = load_profile(args.profile)
     if args.speed_ratio is not None:
         profile = profile.with_value("cpu.speed_ratio", args.speed_ratio, "command line --speed-ratio")
@@ -184,7 +194,7 @@ def add_optimise_arguments(p) -> None:
     p.add_argument("--profile", default="nexus-2012", help="device profile name or JSON file (default nexus-2012)")
     p.add_argument("--day", default=DEFAULT_DAY, help=f"day description (default {DEFAULT_DAY!r})")
     grid = SearchSpace()
-    p.add_argument("--rates", nargs="+", type=float, default=list(grid.rates), metavar="HZ",
+    p.add_argument("--rates", nargs="+", type=rate_arg, default=list(grid.rates), metavar="HZ",
                    help=f"sampling rates to search (default {' '.join(f'{r:g}' for r in grid.rates)})")
     p.add_argument("--orientations", nargs="+", choices=ORIENTATION_METHODS,
                    default=list(grid.orientations), help=f"default {' '.join(grid.orientations)}")
@@ -192,7 +202,7 @@ def add_optimise_arguments(p) -> None:
                    help="default pattern sliding")
     p.add_argument("--smoothings", nargs="+", choices=["time", "count", "none"], default=list(grid.smoothings),
                    help="default time none")
-    p.add_argument("--k", nargs="+", type=int, default=list(grid.feature_counts), metavar="K",
+    p.add_argument("--k", nargs="+", type=positive(int), default=list(grid.feature_counts), metavar="K",
                    help=f"EasyMKL feature counts (default {' '.join(map(str, grid.feature_counts))})")
     p.add_argument("--precisions", nargs="+", choices=["fp32", "fp16", "int8"], default=list(grid.precisions),
                    help="default fp32 fp16 int8")
@@ -202,20 +212,21 @@ def add_optimise_arguments(p) -> None:
                    help="6 subjects (1 3 5 6 7 8 of UCI HAPT) and k in 3 10 30 79 (576 configurations): a fraction "
                         "of the full run's time")
     protocol = Protocol()
-    p.add_argument("--folds", type=int, default=protocol.n_folds,
+    p.add_argument("--folds", type=between(int, 2, 1000), default=protocol.n_folds,
                    help=f"leave-subjects-out folds (GroupKFold; default {protocol.n_folds})")
-    p.add_argument("--max-train", type=int, default=protocol.max_train,
+    p.add_argument("--max-train", type=between(int, 2, 100_000, why=" (the kernel grows with its square)"),
+                   default=protocol.max_train,
                    help=f"training windows per fold, stratified (default {protocol.max_train})")
-    p.add_argument("--landmarks", type=int, default=protocol.n_landmarks, metavar="N",
+    p.add_argument("--landmarks", type=landmarks_arg, default=protocol.n_landmarks, metavar="N",
                    help=f"KOMD support-vector budget, as stairsense train --landmarks (default {protocol.n_landmarks}; "
                         "0 = exact KOMD)")
-    p.add_argument("--n-jobs", type=int, default=-1,
+    p.add_argument("--n-jobs", type=n_jobs_arg, default=-1,
                    help="processes for the recordings' fusion and the front-end evaluations (default -1: every core)")
     p.add_argument("--cache", default=str(Path.home() / ".cache" / "stairsense" / "energy"),
                    help="cache folder (default ~/.cache/stairsense/energy)")
     p.add_argument("--out", default="best.json", help="the best configuration under the budget (default best.json)")
     p.add_argument("--plot", metavar="PNG", help="Pareto plot of F1 vs %% battery per day")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training subsample (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the training subsample (default 0)")
     p.add_argument("--json", action="store_true", help="print the front and the choice as JSON")
 
 
@@ -236,6 +247,7 @@ def cmd_optimise(args) -> int:
 
     from ._train import load_labelled_logs
 
+    check_files({"--out": args.out, "--plot": args.plot}, {"--data": args.data, "--profile": _profile_file(args.profile)})
     budget = parse_budget(args.budget)
     profile = load_profile(args.profile)
     day = parse_day(args.day)
@@ -245,14 +257,9 @@ def cmd_optimise(args) -> int:
     if args.quick and args.k == list(SearchSpace().feature_counts):
         args.k = [3, 10, 30, 79]
     subjects = [int(s) if str(s).isdigit() else s for s in subjects] if subjects else None
-    if any(k < 1 for k in args.k):
-        raise ValueError(f"--k values must be >= 1, got {args.k}")
     space = SearchSpace(tuple(args.rates), tuple(args.orientations), tuple(args.segmentations), tuple(args.smoothings),
                         tuple(args.k), tuple(args.precisions))
     progress = not args.json and sys.stderr.isatty()
-    if args.folds < 2 or args.max_train < 2 or args.landmarks < 0 or args.n_jobs == 0:
-        raise ValueError(f"--folds and --max-train must be >= 2, --landmarks >= 0 and --n-jobs not 0; got --folds "
-                         f"{args.folds} --max-train {args.max_train} --landmarks {args.landmarks} --n-jobs {args.n_jobs}")
     protocol = Protocol(args.folds, args.max_train, args.landmarks or None, args.seed)
     records, stats = evaluate_all(args.data, space, Path(args.cache), load_labelled_logs, subjects=subjects,
                                   protocol=protocol, n_jobs=args.n_jobs, progress=progress)
@@ -306,7 +313,7 @@ def add_parser(subparsers) -> None:
                    help=f"day description, e.g. {DEFAULT_DAY!r} (default: the logs' own mix scaled to 24 h, or that "
                         "example without --log)")
     p.add_argument("--config", metavar="FILE", help="JSON PipelineConfig (without --model)")
-    p.add_argument("--rate", type=float, metavar="HZ", help="sampling rate (with --model: only its own)")
+    p.add_argument("--rate", type=rate_arg, metavar="HZ", help="sampling rate (with --model: only its own)")
     p.add_argument("--orientation", choices=ORIENTATION_METHODS,
                    help="orientation method (with --model: only its own)")
     p.add_argument("--segmentation", choices=["pattern", "sliding"], help="(with --model: only its own)")
@@ -318,10 +325,10 @@ def add_parser(subparsers) -> None:
                    help="also run the barometer at HZ (1-25 Hz is typical) and price it: its current at that rate "
                         "and its events; the pipeline does not read pressure yet. A profile whose phone has none "
                         "is refused")
-    p.add_argument("--speed-ratio", type=float, metavar="R",
+    p.add_argument("--speed-ratio", type=positive(float), metavar="R",
                    help="phone time / this machine's time for the same code (default: the profile's cpu.speed_ratio, "
                         "an estimate; pass a measured one, e.g. android_stub's Java ns/sample on the phone over ours)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the simulated day sample (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the simulated day sample (default 0)")
     p.add_argument("--plot", metavar="PNG", help="stacked bars per stage, configurations side by side")
     p.add_argument("--json", action="store_true", help="print the reports as JSON")
     p.set_defaults(func=cmd_estimate)

@@ -3,18 +3,18 @@ from __future__ import annotations
 
 import sys
 
-from ._cli_common import (DATA_HELP, add_config_args, add_read_args, config_for_model, config_from_args, emit, positive,
-                          read_options, repair_summary)
+from ._cli_common import (DATA_HELP, add_config_args, add_read_args, check_files, config_for_model, config_from_args,
+                          emit, read_options, repair_summary)
+from ._cli_types import between, positive, seed_arg
 
 
 def cmd_evaluate(args) -> int:
     from stairsense._train import evaluate
 
+    check_files({}, {"DATA": args.data, "--config": args.config, "--model": args.model})
     read, reports = read_options(args)
     if args.model:
         return _evaluate_file(args, read, reports)
-    if args.folds is not None and args.folds < 2:
-        raise ValueError(f"--folds {args.folds}: cross-validation needs at least 2 outer folds")
     result = evaluate(args.data, config_from_args(args), protocol=args.protocol, classifier=args.classifier, k=args.k,
                       n_outer=args.folds, random_state=args.seed, progress=not args.json and sys.stderr.isatty(),
                       read=read)
@@ -59,8 +59,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--protocol", choices=["loso", "nested-cv"], default="loso", help="default loso")
     p.add_argument("--classifier", choices=["komd", "knn", "dt"], default="komd", help="default komd")
     p.add_argument("--k", type=positive(int), default=49, help="features EasyMKL keeps for KOMD (default 49)")
-    p.add_argument("--folds", type=positive(int), help="outer folds (default: one per subject for loso, 10 for nested-cv)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--folds", type=between(int, 2, 1000, why=" (cross-validation needs at least 2 outer folds)"),
+                   help="outer folds, 2 to 1000 (default: one per subject for loso, 10 for nested-cv)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
     p.add_argument("--model", metavar="FILE", help="evaluate this trained model or exported .onnx file on DATA "
                    "(held-out recordings) instead of cross-validating a classifier")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")

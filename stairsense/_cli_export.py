@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import json
 
-from ._cli_common import MODEL_FIX, add_read_args, emit, existing_file, non_negative, output_path, positive
+from pathlib import Path
+
+from ._cli_common import MODEL_FIX, add_read_args, check_files, emit, existing_file
+from ._cli_types import between, positive
 
 
 _METADATA_HEADROOM = 2048  # bytes of metadata (configuration, feature names, training summary)
@@ -19,7 +22,8 @@ def cmd_export(args) -> int:
         return 0
     if not args.out:
         raise ValueError("export needs --out FILE.onnx (or --inspect to read an exported model)")
-    output_path(args.out)
+    check_files({"--out": args.out, "--out's ORT twin": Path(args.out).with_suffix(".ort") if args.ort else None},
+                {"MODEL": args.model, "--config": args.config, "--validation": args.validation})
     from stairsense.export import support_budget
     from stairsense.models import load_model
 
@@ -81,7 +85,7 @@ def add_parser(subparsers) -> None:
                    help="storage of the support vectors (default: the --config file's export.precision, else int8)")
     p.add_argument("--config", metavar="FILE", help="a configuration file with an 'export' section (from "
                    "stairsense energy optimise) choosing --precision")
-    p.add_argument("--max-kb", type=non_negative, default=32.0,
+    p.add_argument("--max-kb", type=between(float, 0, 1 << 20, why=" (1 GB)"), default=32.0,
                    help="size budget: keep as many support vectors as fit (default 32; 0 = keep all)")
     p.add_argument("--max-support-vectors", type=positive(int), metavar="N",
                    help="keep the N support vectors with the largest weight (coefficients refitted): smaller "

@@ -5,7 +5,7 @@ import argparse
 import textwrap
 from pathlib import Path
 
-from ._cli_common import emit, log_output_path
+from ._cli_common import check_files, emit, log_output_path
 
 MAP_HELP = ("column mapping NAME=COLUMN[:UNIT],... e.g. 't=timestamp:ms,ax=accX:g,ay=accY:g,az=accZ:g'; units: "
             "time ns/us/ms/s, acceleration m/s2/g, angular rate rad/s/deg/s, air pressure p hPa/mbar/Pa/kPa/bar, a leading "
@@ -69,8 +69,7 @@ def cmd_import(args) -> int:
 
     out = log_output_path(args.out)
     sources = [Path(s) for s in args.sources]
-    if any(out.resolve() == s.resolve() for s in sources):
-        raise ValueError(f"--out {out}: is one of the source files; write the canonical log to a new name")
+    check_files({"--out": out}, {"SRC": sources, "--map-file": args.map_file})
     spec, where = _spec(args)
     try:
         log, report = import_log(sources, spec["columns"], repair=args.repair, meta=spec.get("meta"),

@@ -4,8 +4,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._cli_common import (add_config_args, add_read_args, config_for_model, config_from_args, emit, positive,
+from ._cli_common import (add_config_args, add_read_args, check_files, config_for_model, config_from_args, emit,
                           repair_summary)
+from ._cli_types import positive
 
 
 def _load_model(args):
@@ -20,12 +21,11 @@ def _load_model(args):
 def cmd_replay(args) -> int:
     from stairsense.pipeline import replay
 
+    check_files({"--plot": args.plot}, {"LOG": args.log, "--model": args.model, "--config": args.config})
     if args.model:
         model, config = _load_model(args)
     else:
         model, config = None, config_from_args(args)
-    if args.plot and not Path(args.plot).parent.is_dir():
-        raise ValueError(f"--plot {args.plot}: folder {Path(args.plot).parent} does not exist; create it first")
     plot = _ReplayPlot(args.plot_seconds) if args.plot else None
     from stairsense.stream import load_placement_recording, placement_recordings
 
@@ -119,7 +119,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--model", metavar="MODEL", help="a model from `stairsense train` (or an exported .onnx)")
     add_read_args(p)
     p.add_argument("--plot", metavar="PNG", help="save a plot of the vertical signal, windows and durations")
-    p.add_argument("--plot-seconds", type=positive(float), default=30.0,
-                   help="seconds of signal in the plot (default 30)")
+    p.add_argument("--plot-seconds", type=positive(float, 3600, " (an hour of signal already fills the plot)"),
+                   default=30.0, help="seconds of signal in the plot, at most 3600 (default 30)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_replay)

@@ -12,6 +12,9 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
+from ._cli_common import check_files
+from ._cli_types import between, non_negative, non_negative_int, positive
+
 __all__ = ["add_parser"]
 
 
@@ -59,11 +62,13 @@ def cmd_serve(args) -> int:
         open_store,
     )
 
-    if args.workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {args.workers}")
     if not (args.allow_remote or _loopback(args.host)):
         raise ValueError(f"--host {args.host} is not a loopback address: bearer tokens and users' data would "
                          "cross the network in clear; put a TLS reverse proxy in front and pass --allow-remote")
+    token_file = Path(args.admin_token_file or (f"{args.store}.admin-token" if "://" not in args.store
+                                                 else "stairsense-admin-token"))
+    check_files({"--admin-token-file": token_file} if args.admin_token_file else {},
+                {"--store": args.store if "://" not in args.store else None, "--learner": args.learner})
     learner = _learner(args.learner)
     config = ServeConfig(learner=learner, checkpoint_every=args.checkpoint_every,
                          publish_interval_s=args.publish_interval, min_contributors=args.min_contributors,
@@ -78,8 +83,6 @@ def cmd_serve(args) -> int:
         token = bootstrap_admin(store)
     finally:
         store.close()
-    token_file = Path(args.admin_token_file or (f"{args.store}.admin-token" if "://" not in args.store
-                                                 else "stairsense-admin-token"))
     if token is not None:
         _write_secret(token_file, token)
     info = {"url": f"http://{args.host}:{args.port}", "docs": f"http://{args.host}:{args.port}/docs",
@@ -114,24 +117,25 @@ def add_parser(subparsers) -> None:
     p.add_argument("--allow-remote", action="store_true",
                    help="allow a --host that is not loopback, e.g. 0.0.0.0: only behind a reverse proxy that "
                         "terminates TLS (tokens and data travel in clear otherwise)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=between(int, 0, 65535), default=8000, help="port (default 8000)")
     p.add_argument("--learner", metavar="JSON", help="learner parameters for a NEW store (ONLINE_API.md; default: "
                    "feature-map mode on the 79 window features)")
     p.add_argument("--admin-token-file", metavar="PATH",
                    help="where the admin token is written when the store is created (default <store>.admin-token)")
-    p.add_argument("--publish-interval", type=float, default=300.0, metavar="S",
+    p.add_argument("--publish-interval", type=non_negative, default=300.0, metavar="S",
                    help="seconds between snapshot publications, 0 = only on admin request (default 300)")
-    p.add_argument("--min-contributors", type=int, default=10, metavar="K",
+    p.add_argument("--min-contributors", type=non_negative_int, default=10, metavar="K",
                    help="publish only after K distinct users changed the model since the last snapshot (default 10)")
-    p.add_argument("--checkpoint-every", type=int, default=10000, metavar="N",
+    p.add_argument("--checkpoint-every", type=positive(int), default=10000, metavar="N",
                    help="operations between learner checkpoints, written in the background: a restart replays "
                         "about N (plus any committed while the last one was being written), and the log's "
                         "payloads before the older of the two kept checkpoints are dropped (default 10000)")
-    p.add_argument("--max-body-bytes", type=int, default=1 << 20, help="largest request body (default 1 MiB)")
-    p.add_argument("--body-timeout", type=float, default=20.0, metavar="S",
+    p.add_argument("--max-body-bytes", type=between(int, 1, 1 << 30, why=" (1 GiB)"), default=1 << 20,
+                   help="largest request body (default 1 MiB)")
+    p.add_argument("--body-timeout", type=positive(float, 3600), default=20.0, metavar="S",
                    help="seconds a client has to send a whole request body, else 408 and the connection is "
                         "closed (default 20; request headers get 10 s, an idle keep-alive connection 5 s)")
-    p.add_argument("--workers", type=int, default=1,
+    p.add_argument("--workers", type=between(int, 1, 64), default=1,
                    help="API worker processes sharing the store (writes serialised by its writer lock; default 1)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.add_argument("--access-log", action="store_true", help="log every request (slower)")

@@ -4,15 +4,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._cli_common import (DATA_HELP, add_config_args, add_read_args, config_from_args, emit, positive,
-                          gamma_arg, output_path, read_options, repair_summary, unit_interval)
+from ._cli_common import (DATA_HELP, add_config_args, add_read_args, check_files, config_from_args, emit,
+                          read_options, repair_summary)
+from ._cli_types import gamma_arg, landmarks_arg, positive, unit_interval
 
 
 def cmd_train(args) -> int:
     from stairsense._train import train_from_recordings
     from stairsense.models import save_model
 
-    out = output_path(args.out)
+    check_files({"--out": args.out}, {"DATA": args.data, "--config": args.config})
     read, reports = read_options(args)
     k = args.k
     if k is None:  # a configuration file from `stairsense energy optimise` may choose it
@@ -22,7 +23,7 @@ def cmd_train(args) -> int:
     model = train_from_recordings(args.data, config_from_args(args), k=k, lam=args.lam, gamma=args.gamma,
                                   n_landmarks=args.landmarks or None, invariant=args.invariant_features,
                                   progress=not args.json and sys.stderr.isatty(), read=read)
-    path = save_model(model, out)
+    path = save_model(model, args.out)
     summary = model.summary
     repairs = [r.to_dict() for r in reports if r.repaired]
     emit(args, {"out": str(path), **summary, "repairs": repairs},
@@ -52,8 +53,8 @@ def add_parser(subparsers) -> None:
     # Issue 9: the support-vector budget is part of training, so the exported file is the trained
     # model. 300 expansion points × 49 int8 features fit the 32 KB default export (57 bytes per point
     # + ~10 KB of feature graph + 2 KB metadata); benchmarks/results/robustness.md measures the cost.
-    p.add_argument("--landmarks", type=int, default=300, metavar="N",
-                   help="train under a budget of N support vectors (Nyström KOMD; default 300, fits the "
+    p.add_argument("--landmarks", type=landmarks_arg, default=300, metavar="N",
+                   help="train under a budget of N support vectors, 2 to 10000 (Nyström KOMD; default 300, fits the "
                         "32 KB int8 export); 0 = exact KOMD with every support vector")
     p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=False,
                    help="select only features that do not depend on the phone's heading (z and norm rows)")

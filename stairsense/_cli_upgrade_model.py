@@ -1,12 +1,13 @@
 """``stairsense upgrade-model``: convert a pickled (format 1) model file you trust to the safe format."""
 from __future__ import annotations
 
-from ._cli_common import emit
+from ._cli_common import check_files, emit
 
 
 def cmd_upgrade_model(args) -> int:
     from stairsense.models import upgrade_model_file
 
+    check_files({"--out": args.out}, {"OLD_MODEL": args.model})
     path = upgrade_model_file(args.model, args.out)
     emit(args, {"model": args.model, "out": str(path)},
          f"wrote {path}: the model of {args.model} as JSON and arrays (loading it runs no code)")

@@ -13,6 +13,7 @@ import sys
 import warnings
 
 from ._cli_common import cli_advice
+from ._cli_env import use_writable_caches
 from . import (
     _cli_convert,
     _cli_demo,
@@ -92,6 +93,7 @@ def main(argv=None) -> int:
     An internal error (a bug) is one line and exit status 1, with the traceback only when the
     environment variable ``STAIRSENSE_DEBUG`` is set.
     """
+    use_writable_caches()  # before numba, ONNX Runtime or matplotlib is imported
     parser = build_parser()
     args = parser.parse_args(argv)
     from stairsense.stream import LogRepairedWarning

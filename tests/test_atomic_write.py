@@ -29,7 +29,7 @@ with atomic_write(sys.argv[1]) as tmp, open(tmp, "wb") as f:
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_signal_mid_write_leaves_neither_target_nor_temporary_file(tmp_path, signum):
     target = tmp_path / "out.bin"
     child = subprocess.Popen([sys.executable, "-c", _LONG_WRITE, str(target)], stdout=subprocess.PIPE,
@@ -44,10 +44,14 @@ def test_a_signal_mid_write_leaves_neither_target_nor_temporary_file(tmp_path, s
 
 
 def test_sigterm_after_the_write_keeps_the_default_action(tmp_path):
-    """The handler lives only while a write runs: afterwards SIGTERM is Python's default again."""
+    """The handlers live only while a write runs: afterwards SIGTERM and SIGHUP are Python's defaults again,
+    and a signal that was ignored stays ignored."""
     script = ("import sys, signal\nfrom stairsense.stream import atomic_write\n"
+              "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
               "with atomic_write(sys.argv[1]) as tmp:\n    tmp.write_text('done')\n"
-              "assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n")
+              "    assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN\n"
+              "assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n"
+              "assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN\n")
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "x")], check=True)
     assert (tmp_path / "x").read_text() == "done"
 
@@ -102,3 +106,10 @@ def test_a_write_outside_the_main_thread_works_without_a_handler(tmp_path):
     thread.start()
     thread.join()
     assert errors == [] and (tmp_path / "t").read_text() == "from a thread"
+
+
+def test_a_missing_folder_is_named_not_the_temporary_file(tmp_path):
+    with pytest.raises(FileNotFoundError) as caught:
+        with atomic_write(tmp_path / "no" / "out.bin") as tmp:
+            tmp.write_text("never")
+    assert str(caught.value) == f"{tmp_path}/no/out.bin: folder {tmp_path}/no does not exist; create it first"

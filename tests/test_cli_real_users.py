@@ -12,6 +12,7 @@ import argparse
 import gzip
 import hashlib
 import json
+import os
 import re
 from dataclasses import replace
 
@@ -20,7 +21,7 @@ import pytest
 
 from stairsense.cli import build_parser, main
 from stairsense import PipelineConfig
-from stairsense.stream import write_log
+from stairsense.stream import steps_path, write_log
 
 # --- the inputs ----------------------------------------------------------------------------------
 
@@ -40,6 +41,7 @@ def text(lines, header=HEADER):
 
 
 GOOD = rows()
+SIM_STEPS = steps_path("sim.csv.gz").name  # the truth sidecar of the shared simulated log
 
 
 def edited(i, new):
@@ -76,6 +78,9 @@ BAD_FILES = {  # name: (file name, content as str or bytes)
     "short_line": ("x.csv", edited(10, f"{t_of(10)},0.1")),
     "blank_line": ("x.csv", edited(10, "")),
     "nan": ("x.csv", edited(10, f"{t_of(10)},nan,0,9.8")),
+    "impossible_value": ("x.csv", edited(10, f"{t_of(10)},0.1,0,1e17")),  # beyond any phone accelerometer
+    "huge_values": ("x.csv", text([f"{ln.split(',')[0]},1e308,-1e308,1e308" if 100 <= k < 200 else ln
+                                   for k, ln in enumerate(GOOD)])),
     "repeated_timestamp": ("x.csv", edited(10, f"{t_of(9)},0,0,9.8")),
     "time_goes_back": ("x.csv", edited(10, f"{t_of(3)},0,0,9.8")),
     "gap": ("x.csv", with_gap(200, 1_000_000_000)),
@@ -191,6 +196,49 @@ CASES = {
                          "foreign"),
     "import_reader_only_repair": (["import", "{f}", "--out", "{d}/o.csv.gz", "--map", FOREIGN_MAP, "--repair",
                                    "split-gaps"], "foreign"),
+    # no command writes over a file it reads (the steps sidecar of a log it reads included)
+    "train_out_is_the_data": (["train", "{s}/sim.csv.gz", "--out", "{s}/sim.csv.gz"], None),
+    "train_out_is_the_data_sidecar": (["train", "{s}/sim.csv.gz", "--out", "{s}/" + SIM_STEPS], None),
+    "export_out_is_the_model": (["export", "{s}/m.model", "--out", "{s}/m.model"], None),
+    "export_out_is_a_validation_log": (["export", "{s}/m.model", "--out", "{s}/unlabelled.csv.gz", "--validation",
+                                        "{s}/unlabelled.csv.gz"], None),
+    "replay_plot_is_the_log": (["replay", "{s}/sim.csv.gz", "--plot", "{s}/sim.csv.gz"], None),
+    "replay_plot_is_the_model": (["replay", "{s}/sim.csv.gz", "--model", "{s}/m.model", "--plot", "{s}/m.model"], None),
+    "energy_plot_is_the_log": (["energy", "--log", "{s}/sim.csv.gz", "--plot", "{s}/sim.csv.gz"], None),
+    "energy_optimise_out_is_the_data": (["energy", "optimise", "--budget", "1%/day", "--data", "{s}/sim.csv.gz",
+                                         "--out", "{s}/sim.csv.gz"], None),
+    "upgrade_model_out_is_the_model": (["upgrade-model", "{s}/m.model", "--out", "{s}/m.model"], None),
+    "convert_out_is_the_log": (["convert", "{s}/sim.csv.gz", "{s}/sim.csv.gz"], None),
+    "convert_out_is_the_log_sidecar": (["convert", "{f}", "{d}/" + steps_path("x.csv").name], "good_log"),
+    "import_out_sidecar_is_the_source": (["import", "{f}", "--out", "{d}/o.csv", "--map", FOREIGN_MAP],
+                                         "foreign_as_sidecar"),
+    "serve_token_file_is_the_store": (["serve", "--store", "{d}/s.db", "--admin-token-file", "{d}/s.db"], None),
+    # every rate, duration and count is bounded before anything is allocated, and a log must end
+    "simulate_a_billion_minutes": (["simulate", "--minutes", "1e9", "--out", "{d}/x.csv"], None),
+    "simulate_seed_beyond_generators": (["simulate", "--seed", str(2**32), "--out", "{d}/x.csv"], None),
+    "replay_rate_a_billion_hz": (["replay", "{s}/sim.csv.gz", "--rate", "1e9"], None),
+    "replay_config_rate_a_billion_hz": (["replay", "{s}/sim.csv.gz", "--config", "{d}/fast.json"], None),
+    "replay_plot_seconds_a_trillion": (["replay", "{s}/sim.csv.gz", "--plot", "{d}/p.png", "--plot-seconds", "1e12"],
+                                       None),
+    "replay_dev_zero": (["replay", "/dev/zero"], None),
+    "replay_config_dev_zero": (["replay", "{s}/sim.csv.gz", "--config", "/dev/zero"], None),
+    "train_negative_landmarks": (["train", "{s}/sim.csv.gz", "--out", "{d}/m.model", "--landmarks", "-5"], None),
+    "train_one_landmark": (["train", "{s}/sim.csv.gz", "--out", "{d}/m.model", "--landmarks", "1"], None),
+    "evaluate_a_billion_folds": (["evaluate", "{s}/sim.csv.gz", "--protocol", "nested-cv", "--folds", "1e9"], None),
+    "evaluate_negative_seed": (["evaluate", "{s}/sim.csv.gz", "--protocol", "nested-cv", "--seed", "-1"], None),
+    "export_budget_beyond_floats": (["export", "{s}/m.model", "--out", "{d}/m.onnx", "--max-kb", "1e308"], None),
+    "demo_a_billion_people": (["demo", "--people", "1000000000", "--out", "{d}/demo"], None),
+    "energy_rate_a_billion_hz": (["energy", "--rate", "1e9"], None),
+    "energy_speed_ratio_negative": (["energy", "--speed-ratio", "-1"], None),
+    "energy_optimise_no_jobs": (["energy", "optimise", "--budget", "1%/day", "--data", "{s}/sim.csv.gz", "--n-jobs",
+                                 "0"], None),
+    "serve_a_hundred_thousand_workers": (["serve", "--store", "{d}/s.db", "--workers", "100000"], None),
+    "serve_port_beyond_tcp": (["serve", "--store", "{d}/s.db", "--port", "70000"], None),
+    # messages name the path and the fix, never a temporary file or an errno alone
+    "convert_out_missing_folder": (["convert", "{s}/sim.csv.gz", "{d}/no/x.parquet"], None),
+    "simulate_sidecar_is_a_folder": (["simulate", "--minutes", "0.1", "--out", "{d}/side.csv"], None),
+    "convert_out_sidecar_is_a_folder": (["convert", "{s}/sim.csv.gz", "{d}/side.csv"], None),
+    "replay_sidecar_is_a_folder": (["replay", "{f}"], "side_log"),
     # demo and the command itself
     "demo_no_people": (["demo", "--people", "0", "--out", "{d}/demo"], None),
     "demo_out_is_a_file": (["demo", "--people", "1", "--minutes", "0.5", "--out", "{d}/file"], None),
@@ -199,6 +247,9 @@ CASES = {
 }
 
 EXTRA_FILES = {
+    "good_log": ("x.csv", text(GOOD)),
+    "side_log": ("side.csv", text(GOOD)),  # its sidecar's name is a folder in every case folder
+    "foreign_as_sidecar": (steps_path("o.csv").name, "\n".join(FOREIGN) + "\n"),
     "foreign": ("export.txt", "\n".join(FOREIGN) + "\n"),
     "foreign_csv": ("export.csv", "\n".join(FOREIGN) + "\n"),
     "foreign_repeat": ("export.txt", "\n".join(FOREIGN[:50] + [FOREIGN[49]] + FOREIGN[50:]) + "\n"),
@@ -208,11 +259,31 @@ EXTRA_FILES = {
 }
 
 
+# What the line must say, for cases where a generic line would not do ({d}: the case's folder).
+MESSAGES = {
+    "convert_out_missing_folder": "OUT {d}/no/x.parquet: folder {d}/no does not exist; create it first",
+    "simulate_sidecar_is_a_folder": "side.csv.steps.csv of --out {d}/side.csv: is a folder",
+    "convert_out_sidecar_is_a_folder": "side.csv.steps.csv of OUT {d}/side.csv: is a folder",
+    "replay_sidecar_is_a_folder": "side.csv.steps.csv: is a folder, not the steps sidecar of side.csv; rename or remove it",
+    "train_out_is_the_data": "--out {s}/sim.csv.gz would overwrite DATA {s}/sim.csv.gz",
+    "export_out_is_the_model": "--out {s}/m.model would overwrite MODEL {s}/m.model",
+    "energy_plot_is_the_log": "--plot {s}/sim.csv.gz would overwrite --log {s}/sim.csv.gz",
+    "replay_impossible_value": "x.csv:12: az = 1e+17 m/s² is beyond any phone sensor",
+    "replay_huge_values": "x.csv:102: ax = 1e+308 m/s² is beyond any phone sensor",
+    "replay_dev_zero": "/dev/zero: is not a regular file",
+    "train_negative_landmarks": "argument --landmarks: expected 0 (exact KOMD, every support vector) or a budget",
+    "replay_rate_a_billion_hz": "argument --rate: expected a number > 0 and <= 1000 Hz",
+    "simulate_a_billion_minutes": "argument --minutes: expected a number > 0 and <= 1440",
+}
+
+
 def _case_folder(d, file_case):
     (d / "bad.json").write_text("{rate_hz: 30")
     (d / "unknown.json").write_text(json.dumps({"rate": 30}))
     (d / "steps.json").write_text(json.dumps({"min_step_s": 3.0}))
     (d / "smooth200.json").write_text(json.dumps({"smooth_ms": 200}))
+    (d / "fast.json").write_text(json.dumps({"rate_hz": 1e9}))
+    (d / steps_path("side.csv").name).mkdir()
     (d / "file").write_text("not a folder")
     if file_case is None:
         return None
@@ -227,11 +298,14 @@ def _snapshot(*folders):
             for folder in folders for p in sorted(folder.rglob("*"))}
 
 
-def _flags_of(parser: argparse.ArgumentParser, command: str | None):
-    """Option strings and ``--repair`` choices of ``command``'s parser (the top parser for None)."""
-    if command is not None:
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parser = sub.choices[command]
+def _flags_of(parser: argparse.ArgumentParser, command: str | None, action: str | None = None):
+    """Option strings and ``--repair`` choices of ``command``'s parser (the top parser for None), or of its
+    ``action``'s when ``action`` is one (``stairsense energy optimise``)."""
+    for name in (command, action):
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if name is None or sub is None or name not in sub.choices:
+            break
+        parser = sub.choices[name]
     repair = parser._option_string_actions.get("--repair")
     return set(parser._option_string_actions), set(repair.choices) if repair else set()
 
@@ -263,10 +337,12 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, shared, tmp_path,
     assert _snapshot(d, shared) == before, "a failed command created or changed a file"
     if f is not None:  # the line names the bad file, or the flag that is the problem
         assert f.name in err or re.search(r"--[a-z]", err), err
+    if case in MESSAGES:
+        assert MESSAGES[case].format(d=d, s=shared) in err, err
     # The advice names only flags and repairs this subcommand has.
     command = argv[0] if argv and argv[0] in _flags_of(build_parser(), None)[0] | set(
         next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices) else None
-    flags, repairs = _flags_of(build_parser(), command)
+    flags, repairs = _flags_of(build_parser(), command, argv[1] if len(argv) > 1 else None)
     message = err.split(": error: ", 1)[-1]
     advice = message.split("(see ")[0].split("unrecognized arguments:")[0]
     for other, rest in re.findall(r"`stairsense ([a-z]+)([^`]*)`", advice):  # advice to run another command
@@ -275,6 +351,29 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, shared, tmp_path,
     assert named <= flags, f"{case}: advice names {named - flags}, not flags of {command}: {err}"
     assert set(re.findall(r"--repair ([a-z-]+)", message)) <= repairs, err
     assert "read_segments" not in message and "repair=(" not in message, err
+
+
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+@pytest.mark.parametrize("argv", [
+    ["train", "{d}/data.csv.gz", "--k", "5", "--out", "{d}/link"],
+    ["export", "{d}/m.model", "--out", "{d}/link"],
+    ["export", "{d}/m.model", "--out", "{d}/link.onnx", "--ort"],  # the .ort twin is written beside --out
+    ["replay", "{d}/data.csv.gz", "--plot", "{d}/link"],
+], ids=["train", "export", "export-ort-twin", "replay-plot"])
+def test_an_output_that_is_an_input_by_another_name_is_refused(argv, link, shared, tmp_path, capsys):
+    """Names differ, the file is one: a hard link or a symbolic link to an input is that input."""
+    d = tmp_path
+    (d / "data.csv.gz").write_bytes((shared / "sim.csv.gz").read_bytes())
+    (d / "m.model").write_bytes((shared / "m.model").read_bytes())
+    target = d / ("data.csv.gz" if argv[0] in ("train", "replay") else "m.model")
+    name = "link.ort" if "--ort" in argv else "link"
+    (os.link if link == "hard" else os.symlink)(target, d / name)
+    before = _snapshot(d)
+    capsys.readouterr()
+    assert main([a.format(d=d) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and name in err and target.name in err and "would overwrite" in err, err
+    assert _snapshot(d) == before
 
 
 # --- what works: repairs from the command line, and the model's own configuration ----------------------

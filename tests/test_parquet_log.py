@@ -35,7 +35,7 @@ def test_parquet_round_trip_is_exact_with_meta_and_steps(full_log, tmp_path):
     assert_same_log(back, full_log)
     assert back.meta == json.loads(json.dumps(full_log.meta))
     np.testing.assert_array_equal(back.steps.t_ns, full_log.steps.t_ns)
-    assert (tmp_path / "walk.steps.csv").exists()
+    assert (tmp_path / "walk.parquet.steps.csv").exists()
     assert sorted(pq.read_schema(path).names) == sorted(
         ["t_ns", "ax", "ay", "az", "gx", "gy", "gz", "qx", "qy", "qz", "qw", "lx", "ly", "lz", "label"])
 
@@ -131,4 +131,17 @@ def test_cli_simulate_writes_parquet_and_convert_checks_names(tmp_path, capsys):
     assert main(["convert", str(out), str(tmp_path / "sim.txt")]) == 2
     assert "must end in .csv, .csv.gz or .parquet" in capsys.readouterr().err
     assert main(["convert", str(out), str(out)]) == 2
-    assert "would overwrite the input" in capsys.readouterr().err
+    assert f"OUT {out} would overwrite LOG {out}" in capsys.readouterr().err
+
+
+def test_reading_holds_one_row_group_whatever_the_length(tmp_path):
+    """Arrow's pre-buffering kept every row group read until the file closed: memory grew with the log."""
+    n = 40 * (1 << 16)  # 40 row groups
+    acc = np.random.default_rng(0).normal([0, 0, 9.8], 0.5, (n, 3))
+    path = write_log(SensorLog(np.arange(n, dtype=np.int64) * 10_000_000, acc), tmp_path / "long.parquet")
+    del acc
+    held = []
+    for chunk in iter_log_chunks(path, chunk_rows=1 << 16):
+        held.append(pa.total_allocated_bytes())
+    group_bytes = (1 << 16) * 4 * 8
+    assert max(held) < 6 * group_bytes, [round(h / group_bytes, 1) for h in held[::8]]

@@ -16,7 +16,8 @@ def test_serve_bad_settings_exit_2_with_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "bad.json: line 2" in err and "\n" not in err
 
-    assert main(["serve", "--store", str(tmp_path / "a.db"), "--workers", "0"]) == 2
+    with pytest.raises(SystemExit, match="2"):  # refused by the flag's type, before anything runs
+        main(["serve", "--store", str(tmp_path / "a.db"), "--workers", "0"])
     assert "--workers" in capsys.readouterr().err
 
     store = SQLiteStore(tmp_path / "b.db")

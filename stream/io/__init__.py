@@ -14,7 +14,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     "._csv_format": ("LOG_SUFFIXES", "LogFormatError", "steps_path"),
     "._csv_read": ("iter_log_chunks", "read_log", "read_segments", "read_steps"),
     "._csv_report": ("REPAIRS", "LogRepairedWarning", "ReadReport", "RepairAction"),
-    "._csv_write": ("write_log",),
+    "._csv_write": ("write_log", "write_log_chunks"),
     "._import": ("ImportReport", "import_log", "parse_mapping", "parse_records"),
     "._presets": ("IMPORT_PRESETS", "ImportPreset"),
 })
@@ -35,6 +35,7 @@ __all__ = [
     "ReadReport",
     "RepairAction",
     "write_log",
+    "write_log_chunks",
     "ImportReport",
     "import_log",
     "parse_mapping",

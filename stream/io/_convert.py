@@ -6,35 +6,37 @@ from pathlib import Path
 from typing import Iterable
 
 from ._atomic import atomic_write
-from ._csv_format import LogFormatError, steps_path
-from ._csv_read import iter_log_chunks, read_log
-from ._csv_write import write_log
-from ._parquet import is_parquet, write_parquet_chunks
+from ._csv_format import LogFormatError, _prepare_sidecar, steps_path
+from ._csv_read import iter_log_chunks
+from ._csv_report import ReadReport
+from ._csv_write import write_log_chunks
 
 __all__ = ["convert_log"]
 
-# Chunk of the streamed CSV -> Parquet conversion: one row group, ~140 MB of 17 float64 columns.
+# Chunk of the streamed conversion: 16 Parquet row groups, ~140 MB of 17 float64 columns.
 _CONVERT_ROWS = 1 << 20
 
 
-def convert_log(src: str | Path, dst: str | Path, *, repair: Iterable[str] = ()) -> int:
+def convert_log(src: str | Path, dst: str | Path, *, repair: Iterable[str] = (), report: bool = False):
     """Rewrite the log ``src`` in the format ``dst``'s name asks for (.csv, .csv.gz or .parquet).
 
     The input passes every check of :func:`~stairsense.stream.read_log`; values round-trip exactly
-    (CSV floats are written in shortest round-trip form, Parquet stores the float64 bits). Writing
-    Parquet streams the input in chunks of 2^20 samples (flat memory); writing CSV reads the whole
-    log first. The steps sidecar is copied beside ``dst`` (a stale one there is removed).
+    (CSV floats are written in shortest round-trip form, Parquet stores the float64 bits). The input
+    streams through in chunks of 2^20 samples, so memory stays flat in the log's length. The steps
+    sidecar is copied beside ``dst`` (a stale one there is removed).
 
     Parameters
     ----------
     src, dst : str or Path
         Input and output logs; ``dst`` is written atomically.
-    repair : iterable of {"drop-nan"}
+    repair : iterable of {"drop-nan", "drop-impossible", "dedupe", "trim-startup"}
         As in :func:`~stairsense.stream.read_log`.
+    report : bool
+        Also return the :class:`~stairsense.stream.ReadReport` of what the repairs changed.
 
     Returns
     -------
-    int
+    int, or (int, ReadReport) when ``report=True``
         Samples written.
 
     Examples
@@ -52,30 +54,19 @@ def convert_log(src: str | Path, dst: str | Path, *, repair: Iterable[str] = ())
     repair = tuple(repair)
     if "split-gaps" in repair or "sort" in repair:
         raise ValueError("convert keeps one log in file order; repairs 'split-gaps' and 'sort' are not offered")
-    if is_parquet(dst):
-        chunks = iter_log_chunks(src, chunk_rows=_CONVERT_ROWS, repair=repair)
-        first = next(chunks, None)
-        if first is None:
-            raise LogFormatError(src, None, "the file has a header but no samples; nothing to convert")
-        counted = [0]
-
-        def counting():
-            for chunk in itertools.chain([first], chunks):
-                counted[0] += len(chunk)
-                yield chunk
-
-        write_parquet_chunks(counting(), dst, first.meta)
-        _copy_steps(src, dst)
-        return counted[0]
-    log = read_log(src, repair=repair)
-    write_log(log, dst)  # writes (or removes) the sidecar itself
-    return len(log)
+    _prepare_sidecar(dst)  # before the source's sidecar is looked up: it may be the one renamed
+    read = ReadReport(str(src))
+    chunks = iter_log_chunks(src, chunk_rows=_CONVERT_ROWS, repair=repair, report=read)
+    first = next(chunks, None)
+    if first is None:
+        raise LogFormatError(src, None, "the file has a header but no samples; nothing to convert")
+    write_log_chunks(itertools.chain([first], chunks), dst)  # the chunks carry no steps: a stale sidecar goes
+    _copy_steps(src, dst)
+    return (read.rows_kept, read) if report else read.rows_kept
 
 
 def _copy_steps(src: Path, dst: Path) -> None:
-    source, target = steps_path(src), steps_path(dst)
-    if source.resolve() == target.resolve():  # walk.csv -> walk.parquet share walk.steps.csv
-        return
+    source, target = steps_path(src, existing=True), steps_path(dst)
     if source.exists():
         with atomic_write(target) as tmp:
             tmp.write_bytes(source.read_bytes())

@@ -15,8 +15,8 @@ The format is the one of DESIGN.md ("Data model"):
   them onto every line; the lines before the first reading and after the last are dropped, counted);
 * one sample per line, no quoting, no blank lines, no empty cells; ``t_ns`` is an integer, the rest
   are floats written in their shortest round-trip form, so a written log reads back bit-exactly;
-* ground-truth steps, when the log has them, in a plain sidecar ``<stem>.steps.csv`` (``t_ns,kind``)
-  beside ``<stem>.csv`` or ``<stem>.csv.gz``.
+* ground-truth steps, when the log has them, in a plain sidecar named after the whole log name
+  (``walk.csv.gz.steps.csv``, columns ``t_ns,kind``; see :func:`steps_path`).
 
 Reading parses with Arrow's streaming CSV reader (the fastest candidate measured by
 ``benchmarks/bench_read.py``). Arrow does not say on which line a value failed, so when a block
@@ -25,6 +25,7 @@ runs only on bad input.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,14 @@ _HEADER_SPEC = "".join((("," if i else "") if f in _REQUIRED else "[,") + ",".jo
                        for i, (f, cols) in enumerate(_GROUPS.items()))
 _META_PREFIX = "# meta:"
 
+# The largest magnitude a sample of a float group can have (canonical units), and the unit. A value
+# beyond it is no measurement but a damaged field (a lost decimal point, a timestamp in a value column):
+# phone accelerometers saturate at ±16 g (157 m/s²) at most and gyroscopes at ±2000 °/s (35 rad/s),
+# and a rotation vector is a unit quaternion, each component in [-1, 1]. The limits leave a wide margin
+# above every phone sensor (1000 m/s² ≈ 102 g, 100 rad/s ≈ 5700 °/s, 2 for a component drifting off
+# unit norm by rounding) and keep every square and sum the front end takes far from float overflow.
+_PHYSICAL_LIMITS = {"acc": (1000.0, "m/s²"), "gyro": (100.0, "rad/s"), "rotvec": (2.0, ""),
+                    "linacc": (1000.0, "m/s²")}
 #: Air pressure a phone barometer measures, hPa: the rated range of the Bosch BMP280/BMP380 and ST
 #: LPS22HB class of sensors, from the Dead Sea (~1,060 hPa) to above Everest's summit (~340 hPa).
 PRESSURE_RANGE_HPA = (300.0, 1100.0)
@@ -95,17 +104,67 @@ def pressure_out_of_range(p: np.ndarray) -> tuple[int, str, str | None] | None:
     return i, reason, unit
 
 
-def steps_path(path: str | Path) -> Path:
-    """The sidecar holding a log's ground-truth steps: ``walk.csv.gz`` -> ``walk.steps.csv``.
+def _stem(path: Path) -> str:
+    for suffix in LOG_SUFFIXES:
+        if path.name.endswith(suffix):
+            return path.name[: -len(suffix)]
+    raise ValueError(f"{path}: a sensor log file must end in .csv, .csv.gz or .parquet, got {path.name!r}; rename it")
+
+
+def _stem_sidecar(path: Path) -> Path:
+    """Where sidecars were written before :func:`steps_path` named them after the whole log name."""
+    return path.with_name(_stem(path) + ".steps.csv")
+
+
+def _logs_of_stem(path: Path) -> list[Path]:
+    """The logs in ``path``'s folder whose name differs from ``path``'s by the suffix only (``path`` included)."""
+    stem = _stem(path)
+    return [p for p in (path.with_name(stem + s) for s in LOG_SUFFIXES) if p.exists()]
+
+
+def steps_path(path: str | Path, *, existing: bool = False) -> Path:
+    """The sidecar holding a log's ground-truth steps: the log's whole name plus ``.steps.csv``.
+
+    ``walk.csv.gz`` -> ``walk.csv.gz.steps.csv``, so logs of one stem (``walk.csv.gz`` and
+    ``walk.parquet``) each keep their own truth. Sidecars written before were named by the stem
+    alone (``walk.steps.csv``), which two such logs shared. A reader (``existing=True``) still takes
+    such a sidecar when its log has none of its own and is the only log of that stem in the folder
+    (the sidecar then belongs to no other log); a writer first renames it to its log's own sidecar
+    (``_prepare_sidecar``).
+
+    Parameters
+    ----------
+    path : str or Path
+        A log ending in .csv, .csv.gz or .parquet.
+    existing : bool
+        Return the sidecar the readers open: the log's own, else an unambiguous old one, else the
+        log's own name (which does not exist).
 
     Examples
     --------
     >>> steps_path("logs/walk.csv.gz").as_posix()
-    'logs/walk.steps.csv'
+    'logs/walk.csv.gz.steps.csv'
     """
     path = Path(path)
-    name = path.name
-    for suffix in LOG_SUFFIXES:
-        if name.endswith(suffix):
-            return path.with_name(name[: -len(suffix)] + ".steps.csv")
-    raise ValueError(f"{path}: a sensor log file must end in .csv, .csv.gz or .parquet, got {name!r}; rename it")
+    _stem(path)  # refuses a name that is not a log's
+    own = path.with_name(path.name + ".steps.csv")
+    if existing and not own.exists():
+        old = _stem_sidecar(path)
+        if old.exists() and [p.name for p in _logs_of_stem(path)] == [path.name]:
+            return old
+    return own
+
+
+def _prepare_sidecar(path: str | Path) -> None:
+    """Before a log is written at ``path``: refuse a sidecar path that is a folder (found after the log was
+    written, it would leave the log without its truth), and rename an old stem-named sidecar
+    (``walk.steps.csv``) that belongs to one log (the only one of that stem) to that log's own
+    :func:`steps_path`, so it stays with that log whatever is written beside it."""
+    path = Path(path)
+    sidecar = steps_path(path)
+    if sidecar.exists() and not sidecar.is_file():
+        raise LogFormatError(sidecar, None, f"is {'a folder' if sidecar.is_dir() else 'not a regular file'}, where "
+                             f"the steps sidecar of {path.name} goes; rename or remove it")
+    old, owners = _stem_sidecar(path), _logs_of_stem(path)
+    if old.is_file() and len(owners) == 1 and not steps_path(owners[0]).exists():
+        os.replace(old, steps_path(owners[0]))

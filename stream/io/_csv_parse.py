@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ._csv_format import (_GROUPS, _HEADER_SPEC, _KNOWN, _META_PREFIX, _REQUIRED, LogFormatError,
+from ._csv_format import (_GROUPS, _HEADER_SPEC, _KNOWN, _META_PREFIX, _PHYSICAL_LIMITS, _REQUIRED, LogFormatError,
                           pressure_out_of_range)
 from ._csv_report import ReadReport
 from .._log import STANDARD_GRAVITY, Activity
@@ -42,6 +42,9 @@ _VALID_LABELS = np.array(sorted(int(a) for a in Activity))
 # 4 MB and the accelerometer-only log about as fast: a block's text and parsed columns then fit a 2 MB
 # per-core cache. Smaller blocks pay per-block overhead.
 _BLOCK_BYTES = 1 << 20
+# The longest line a log may hold: a line the parser cannot take in one block. A sample line is under
+# 500 characters; without a bound, a file that never ends a line (or never ends) is read into memory whole.
+_MAX_LINE = _BLOCK_BYTES
 # Blocks per stretch of a plain file parsed in one call: enough for Arrow to parse a stretch's blocks in
 # parallel, few enough that the stretch being parsed ahead and the one in use stay small (~2 x 8 MB).
 _STRETCH_BLOCKS = 8
@@ -76,11 +79,24 @@ def _open_text(path: Path):
 
 
 def check_log_file(path: Path, what: str) -> None:
-    """Refuse a missing path or a folder before opening it (``what``: the file the user should pass)."""
+    """Refuse a missing path, a folder, or a device or pipe (which may never end) before opening it
+    (``what``: the file the user should pass)."""
     if not path.exists():
         raise LogFormatError(path, None, "no such file; check the path (logs end in .csv, .csv.gz or .parquet)")
     if path.is_dir():
         raise LogFormatError(path, None, f"is a folder, not a log file; pass the {what} file")
+    if not path.is_file():
+        raise LogFormatError(path, None, f"is not a regular file (a device, pipe or socket, which may never end); "
+                             f"pass the {what} file itself")
+
+
+def read_line(fh, path: Path, line: int) -> str:
+    """The next line of the text file ``fh`` (line number ``line``), refused if longer than any log line."""
+    text = fh.readline(_MAX_LINE + 1)
+    if len(text) > _MAX_LINE:
+        raise LogFormatError(path, line, f"the line is longer than {_MAX_LINE:,} characters (a sample line has "
+                             "under 500); the file is damaged or not a sensor log: fix or delete the line")
+    return text
 
 
 def parse_meta(path: Path, line: int | None, raw, where: str) -> dict:
@@ -99,8 +115,8 @@ def _read_header(path: Path) -> _Header:
     try:
         with _open_text(path) as fh:
             # Windows editors and spreadsheet exports put a UTF-8 byte-order mark before the first line.
-            first = fh.readline().removeprefix(_BOM)
-            second = fh.readline() if first.startswith(_META_PREFIX) else None
+            first = read_line(fh, path, 1).removeprefix(_BOM)
+            second = read_line(fh, path, 2) if first.startswith(_META_PREFIX) else None
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise LogFormatError(path, None, f"cannot be read as {'gzip ' if path.suffix == '.gz' else ''}"
                              f"text ({exc}); a .gz name needs gzip content, other names plain CSV") from exc
@@ -312,10 +328,11 @@ def _rescan(header: _Header, from_line: int, exc: Exception):
     types = _arrow_types(header.columns)
     try:
         with _open_text(path) as fh:
-            for lineno, text in enumerate(fh, start=1):
-                if lineno < from_line:
-                    continue
-                _check_line(path, lineno, text.rstrip("\r\n"), header.columns, types, ncol)
+            lineno = 0
+            while text := read_line(fh, path, lineno + 1):
+                lineno += 1
+                if lineno >= from_line:
+                    _check_line(path, lineno, text.rstrip("\r\n"), header.columns, types, ncol)
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as io_exc:
         raise LogFormatError(path, None, f"the file is truncated or corrupt ({io_exc}); re-copy or "
                              "re-export it") from exc
@@ -346,11 +363,66 @@ def _check_line(path, lineno, text, columns, types, ncol):
                                  "fix or delete the line")
 
 
+def _limits(columns, units: str) -> dict[str, tuple[float, str]]:
+    """Each float column's largest magnitude and unit as the file states values (an accelerometer in g
+    is checked in g: converting first could overflow); a column without one (``p``, which has a
+    range of its own) is only checked to be finite."""
+    limits = {c: (np.inf, "") for c in columns if c not in ("t_ns", "label")}
+    for group, (limit, unit) in _PHYSICAL_LIMITS.items():
+        if group == "acc" and units == "g":
+            limit, unit = limit / STANDARD_GRAVITY, "g"
+        limits.update({c: (limit, unit) for c in _GROUPS[group] if c in columns})
+    return limits
+
+
+def _within(column: np.ndarray, limit: float) -> bool:
+    """Whether every value of ``column`` is finite and at most ``limit`` in magnitude (nan reaches the
+    min and the max, and fails both tests)."""
+    low, high = column.min(), column.max()
+    return bool(np.isfinite(low) and np.isfinite(high) and -limit <= low and high <= limit)
+
+
+def _possible(block: _Block, limits, drop_nan: bool, drop_impossible: bool, path: Path,
+              report: ReadReport) -> _Block:
+    """``block`` without samples holding nan/inf or values beyond a phone sensor's range (each
+    dropped only by its named repair, and reported), else an error naming the first such line."""
+    finite = np.ones(len(block), dtype=bool)
+    for c in limits:
+        finite &= np.isfinite(block.fields[c])
+    if not finite.all():
+        if not drop_nan:
+            i = int(np.flatnonzero(~finite)[0])
+            column = next(c for c in limits if not np.isfinite(block.fields[c][i]))
+            raise LogFormatError(path, block.line(i), f"non-finite value (nan or inf) in column {column!r}; fix "
+                                 "the line or use repair 'drop-nan' to drop such samples (each is reported)")
+        report._note("drop-nan", "dropped samples with nan/inf values", block.lines()[~finite])
+        block = block.take(finite)
+    possible = np.ones(len(block), dtype=bool)
+    for c, (limit, _) in limits.items():
+        possible &= np.abs(block.fields[c]) <= limit
+    if not possible.all():
+        if not drop_impossible:
+            i = int(np.flatnonzero(~possible)[0])
+            c = next(c for c, (limit, _) in limits.items() if abs(block.fields[c][i]) > limit)
+            limit, unit = limits[c]
+            unit = f" {unit}" if unit else ""
+            raise LogFormatError(path, block.line(i), f"{c} = {block.fields[c][i]:g}{unit} is beyond any phone "
+                                 f"sensor (accepted: |{c}| <= {limit:.4g}{unit}); fix or delete the line, or use "
+                                 "repair 'drop-impossible' to drop such samples (each is reported)")
+        report._note("drop-impossible", "dropped samples with values beyond a phone sensor's range",
+                     block.lines()[~possible])
+        block = block.take(possible)
+    return block
+
+
 def _blocks(header: _Header, units: str, drop_nan: bool,
-            report: ReadReport, batches: Iterator[tuple[int, pa.RecordBatch]] | None = None) -> Iterator[_Block]:
-    """Parse (or take ``batches``, e.g. a Parquet log's), check finiteness, labels and units, convert g to m/s²."""
+            report: ReadReport, batches: Iterator[tuple[int, pa.RecordBatch]] | None = None,
+            drop_impossible: bool = False) -> Iterator[_Block]:
+    """Parse (or take ``batches``, e.g. a Parquet log's), check values (finite, within a phone sensor's
+    range), labels and units, convert g to m/s²."""
     path = header.path
     units_checked = False
+    limits = _limits(header.columns, units)
     if batches is None:
         batches = _iter_batches(header, _BLOCK_BYTES)
     for line0, batch in batches:
@@ -358,23 +430,10 @@ def _blocks(header: _Header, units: str, drop_nan: bool,
         cols = {name: _column_values(batch.column(i)) for i, name in enumerate(header.columns)}
         report.rows_read += n
         block = _Block(cols.pop("t_ns"), cols, line0)
-        floats = [c for c in cols if c != "label"]
-        # Fast path: a nan or inf makes its column sum non-finite. A finite-but-huge sum can overflow
-        # too, which only sends us to the exact per-sample check below.
-        finite = np.ones(n, dtype=bool)
-        with np.errstate(over="ignore"):
-            sums = [cols[c].sum() for c in floats]
-        if not np.isfinite(sums).all():
-            for c in floats:
-                finite &= np.isfinite(cols[c])
-        if not finite.all():
-            if not drop_nan:
-                i = int(np.flatnonzero(~finite)[0])
-                column = next(c for c in floats if not np.isfinite(cols[c][i]))
-                raise LogFormatError(path, block.line(i), f"non-finite value (nan or inf) in column {column!r}; fix "
-                                     "the line or use repair 'drop-nan' to drop such samples (each is reported)")
-            report._note("drop-nan", "dropped samples with nan/inf values", block.lines()[~finite])
-            block = block.take(finite)
+        # Fast path: one min and one max per column. A nan fails every comparison, so only a block
+        # with a nan, an inf or an impossible value goes to the per-sample checks.
+        if n and not all(_within(cols[c], limit) for c, (limit, _) in limits.items()):
+            block = _possible(block, limits, drop_nan, drop_impossible, path, report)
         if "p" in cols:
             bad = pressure_out_of_range(block.fields["p"])
             if bad is not None:

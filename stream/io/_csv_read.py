@@ -15,7 +15,7 @@ import numpy as np
 from .._config import PipelineConfig
 from ._csv_format import _GROUPS, LogFormatError, steps_path
 from ._csv_order import _deduped, _ordered, _sorted_block, _trimmed_startup
-from ._csv_parse import _blocks, _Block, _column_values, _Header, _iter_batches, _open_text, _read_header
+from ._csv_parse import _blocks, _Block, _column_values, _Header, _iter_batches, _open_text, _read_header, read_line
 from ._csv_report import REPAIRS, LogRepairedWarning, ReadReport
 from .._log import SensorLog, StepTruth
 from ._parquet import is_parquet, parquet_batches, parquet_header
@@ -88,12 +88,15 @@ def read_steps(path: str | Path) -> StepTruth | None:
     :func:`read_log` attaches them itself; this is for callers that stream the log with
     :func:`iter_log_chunks`, whose chunks carry no steps.
     """
-    sidecar = steps_path(path)
+    sidecar = steps_path(path, existing=True)
     if not sidecar.exists():
         return None
+    if not sidecar.is_file():
+        raise LogFormatError(sidecar, None, f"is {'a folder' if sidecar.is_dir() else 'not a regular file'}, not the "
+                             f"steps sidecar of {Path(path).name}; rename or remove it")
     header = _Header(sidecar, {}, ["t_ns", "kind"], 2)
     with _open_text(sidecar) as fh:
-        columns = [c.strip() for c in fh.readline().rstrip("\r\n").split(",")]
+        columns = [c.strip() for c in read_line(fh, sidecar, 1).rstrip("\r\n").split(",")]
     if columns != ["t_ns", "kind"]:
         raise LogFormatError(sidecar, 1, f"a steps sidecar has the header 't_ns,kind', got {columns}")
     batches = [b for _, b in _iter_batches(header, 1 << 20)]
@@ -108,8 +111,8 @@ def read_steps(path: str | Path) -> StepTruth | None:
 def _segments_of(path, repair, units, max_gap_s, report: ReadReport | None = None):
     """Set up parse -> repairs -> order checks for ``path``; return ``(meta, report, segments)``.
 
-    The repairs run in a fixed order whatever order they are named in: drop-nan while parsing,
-    sort (whole file), dedupe, trim-startup, then the order and gap checks (split-gaps).
+    The repairs run in a fixed order whatever order they are named in: drop-nan and drop-impossible
+    while parsing, sort (whole file), dedupe, trim-startup, then the order and gap checks (split-gaps).
     """
     path = Path(path)
     parquet = is_parquet(path)  # the binary log format: same batches, same checks (_parquet)
@@ -123,7 +126,8 @@ def _segments_of(path, repair, units, max_gap_s, report: ReadReport | None = Non
     if units == "g":
         meta["units"] = "m/s2"
         meta["converted_from_units"] = "g"
-    blocks = _blocks(header, units, "drop-nan" in repairs, report, parquet_batches(header) if parquet else None)
+    blocks = _blocks(header, units, "drop-nan" in repairs, report, parquet_batches(header) if parquet else None,
+                     drop_impossible="drop-impossible" in repairs)
     if "sort" in repairs:
         blocks = _sorted_block(list(blocks), report)
     if "dedupe" in repairs:
@@ -147,8 +151,10 @@ def iter_log_chunks(path: str | Path, chunk_rows: int = 1_000_000, *, repair: It
     chunk_rows : int
         Maximum samples per chunk; chunks are this long except the last and, with
         ``"split-gaps"``, the last of each segment.
-    repair : iterable of {"drop-nan", "dedupe", "trim-startup", "split-gaps", "sort"}
-        ``"drop-nan"`` drops samples with nan/inf; ``"dedupe"`` drops samples repeating the
+    repair : iterable of {"drop-nan", "drop-impossible", "dedupe", "trim-startup", "split-gaps", "sort"}
+        ``"drop-nan"`` drops samples with nan/inf; ``"drop-impossible"`` samples with a value beyond
+        any phone sensor's range (|acc| > 1000 m/s², |gyro| > 100 rad/s, a quaternion component
+        beyond ±2), which are otherwise an error; ``"dedupe"`` drops samples repeating the
         previous timestamp; ``"trim-startup"`` drops the samples before the steady rate;
         ``"split-gaps"`` ends a chunk at every gap longer than ``max_gap_s`` and counts segments
         in ``chunk.meta["segment"]``. ``"sort"`` reorders, which holds the whole file in memory.
@@ -219,11 +225,12 @@ def read_log(path: str | Path, *, repair: Iterable[str] = (), units: str | None 
     ----------
     path : str or Path
         A ``.csv`` or ``.csv.gz`` log.
-    repair : iterable of {"sort", "dedupe", "drop-nan", "trim-startup"}
+    repair : iterable of {"sort", "dedupe", "drop-nan", "drop-impossible", "trim-startup"}
         Fix instead of failing: ``"sort"`` puts samples in time order and drops samples whose
         timestamp repeats an earlier one (the first line wins); ``"dedupe"`` drops samples that
         repeat the previous timestamp (exact duplicates and same-time samples counted apart);
-        ``"drop-nan"`` drops samples with nan/inf; ``"trim-startup"`` drops a slow or bursty
+        ``"drop-nan"`` drops samples with nan/inf, ``"drop-impossible"`` samples beyond a phone sensor's
+        range (see :func:`iter_log_chunks`); ``"trim-startup"`` drops a slow or bursty
         start before the steady rate. ``"split-gaps"`` cannot return one log: use :func:`read_segments`.
     units, max_gap_s
         As in :func:`iter_log_chunks`.
@@ -267,7 +274,7 @@ def read_segments(path: str | Path, *, repair: Iterable[str] = (), units: str | 
     ----------
     path, units, max_gap_s
         As in :func:`read_log`.
-    repair : iterable of {"sort", "dedupe", "drop-nan", "trim-startup"}
+    repair : iterable of {"sort", "dedupe", "drop-nan", "drop-impossible", "trim-startup"}
         Further repairs; ``"split-gaps"`` is implied.
     report : bool
         Also return the :class:`ReadReport`; its ``segments`` give each segment's file lines.

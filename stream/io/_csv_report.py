@@ -9,9 +9,10 @@ __all__ = ["REPAIRS", "LogRepairedWarning", "RepairAction", "ReadReport"]
 
 #: Repairs a reader can apply instead of failing; each one is reported in :class:`ReadReport`.
 #: ``sort`` reorders (holding the whole file), ``dedupe`` drops repeated timestamps (sensor batching),
-#: ``drop-nan`` drops nan/inf samples, ``trim-startup`` drops a slow or bursty start-up stretch,
+#: ``drop-nan`` drops nan/inf samples, ``drop-impossible`` samples with a value beyond any phone
+#: sensor's range (a damaged field), ``trim-startup`` drops a slow or bursty start-up stretch,
 #: ``split-gaps`` restarts at every gap longer than the front end bridges.
-REPAIRS = ("sort", "dedupe", "drop-nan", "trim-startup", "split-gaps")
+REPAIRS = ("sort", "dedupe", "drop-nan", "drop-impossible", "trim-startup", "split-gaps")
 _FIRST_LINES_KEPT = 5
 
 

@@ -1,19 +1,23 @@
-"""Writing canonical sensor logs atomically (format: ``_csv_format``), with the steps sidecar."""
+"""Writing canonical sensor logs atomically (format: ``_csv_format``), whole or chunk by chunk, with the
+steps sidecar."""
 from __future__ import annotations
 
+import contextlib
 import gzip
+import itertools
 import json
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ._atomic import atomic_write
-from ._csv_format import _GROUPS, _META_PREFIX, pressure_out_of_range, steps_path
-from .._log import SensorLog
+from ._csv_format import _GROUPS, _META_PREFIX, _prepare_sidecar, pressure_out_of_range, steps_path
+from .._log import SensorLog, StepTruth
 
-__all__ = ["write_log"]
+__all__ = ["write_log", "write_log_chunks"]
 
 
 
@@ -72,48 +76,93 @@ def write_log(log: SensorLog, path: str | Path, *, compresslevel: int = 1) -> Pa
     >>> bool(np.array_equal(back.acc, log.acc))
     True
     """
-    path = Path(path)
-    sidecar = steps_path(path)
     if not isinstance(log, SensorLog):
         raise TypeError(f"write_log needs a SensorLog, got {type(log).__name__}")
+    return write_log_chunks([log], path, compresslevel=compresslevel)
+
+
+def write_log_chunks(chunks: Iterable[SensorLog], path: str | Path, *, compresslevel: int = 1) -> Path:
+    """Write consecutive chunks of one log as :func:`write_log` writes the whole log, holding one chunk
+    at a time: memory stays flat whatever the log's length, and the file is the same.
+
+    Parameters
+    ----------
+    chunks : iterable of SensorLog
+        Consecutive parts of one log, e.g. :func:`~stairsense.stream.simulate_chunks`'s. The first
+        gives the meta; every chunk records the same streams; the steps of all of them go to the
+        sidecar (none if no chunk has steps).
+    path, compresslevel
+        As in :func:`write_log`.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from stairsense.stream import read_log
+    >>> log = SensorLog(np.arange(6) * 20_000_000, np.random.default_rng(0).normal([0, 0, 9.8], 0.1, (6, 3)))
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = write_log_chunks([log.slice(0, 4), log.slice(4, 6)], d + "/walk.csv.gz")
+    ...     same = np.array_equal(read_log(p).acc, log.acc)
+    >>> same
+    True
+    """
+    path = Path(path)
+    sidecar = steps_path(path)
     if not 1 <= compresslevel <= 9:
         raise ValueError(f"compresslevel must be in 1..9, got {compresslevel!r}")
-    if log.pressure is not None and (bad := pressure_out_of_range(log.pressure)) is not None:
-        raise ValueError(f"{path}: pressure of sample {bad[0]}: {bad[1]}; SensorLog.pressure is in hPa (= mbar): "
-                         "convert it before writing (the readers would refuse the file)")
+    chunks = iter(chunks)
+    first = next(chunks, None)
+    if first is None:
+        raise ValueError(f"{path}: no samples to write")
     try:
-        meta_line = json.dumps(dict(log.meta), sort_keys=True, allow_nan=False, default=_json_default)
+        meta_line = json.dumps(dict(first.meta), sort_keys=True, allow_nan=False, default=_json_default)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{path}: cannot write log.meta as JSON ({exc}); keep meta to str/int/float/"
                          "list/dict values") from exc
-    cols = _columns_of(log)
-    table = pa.table(cols)
-    head = (f"{_META_PREFIX} {meta_line}\n" if log.meta else "") + ",".join(cols) + "\n"
+    columns = list(_columns_of(first))
+    steps: list[StepTruth] = []  # about two steps a second: small beside the samples
 
-    def write_main(raw):
-        if path.name.endswith(".gz"):
-            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=compresslevel, mtime=0) as out:
-                out.write(head.encode())
-                pacsv.write_csv(table, out, write_options=pacsv.WriteOptions(include_header=False))
-        else:
-            raw.write(head.encode())
-            pacsv.write_csv(table, raw, write_options=pacsv.WriteOptions(include_header=False))
+    def checked():
+        offset = 0
+        for chunk in itertools.chain([first], chunks):
+            if not isinstance(chunk, SensorLog):
+                raise TypeError(f"write_log needs SensorLog chunks, got {type(chunk).__name__}")
+            if chunk.pressure is not None and (bad := pressure_out_of_range(chunk.pressure)) is not None:
+                raise ValueError(f"{path}: pressure of sample {offset + bad[0]}: {bad[1]}; SensorLog.pressure is in "
+                                 "hPa (= mbar): convert it before writing (the readers would refuse the file)")
+            if chunk.steps is not None:
+                steps.append(chunk.steps)
+            offset += len(chunk)
+            yield chunk
 
-    def write_steps(raw):
-        raw.write(b"t_ns,kind\n")
-        pacsv.write_csv(pa.table({"t_ns": log.steps.t_ns, "kind": log.steps.kind}), raw,
-                        write_options=pacsv.WriteOptions(include_header=False))
-
+    _prepare_sidecar(path)
     if path.name.endswith(".parquet"):  # the binary log format (_parquet imports this module, hence here)
         from ._parquet import write_parquet_chunks
 
-        write_parquet_chunks([log], path, log.meta)
+        write_parquet_chunks(checked(), path, first.meta)
     else:
-        with atomic_write(path) as tmp, open(tmp, "wb") as raw:
-            write_main(raw)
-    if log.steps is not None:
+        head = (f"{_META_PREFIX} {meta_line}\n" if first.meta else "") + ",".join(columns) + "\n"
+        gz = path.name.endswith(".gz")
+        with atomic_write(path) as tmp, open(tmp, "wb") as raw, (
+                gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=compresslevel, mtime=0) if gz
+                else contextlib.nullcontext(raw)) as out:
+            out.write(head.encode())
+            for chunk in checked():
+                cols = _columns_of(chunk)
+                if list(cols) != columns:
+                    raise ValueError(f"{path}: a chunk has columns {list(cols)}, the first had {columns}; every "
+                                     "chunk of a log must record the same streams")
+                pacsv.write_csv(pa.table(cols), out, write_options=pacsv.WriteOptions(include_header=False))
+    if steps:
         with atomic_write(sidecar) as tmp, open(tmp, "wb") as raw:
-            write_steps(raw)
+            raw.write(b"t_ns,kind\n")
+            for part in steps:
+                pacsv.write_csv(pa.table({"t_ns": part.t_ns, "kind": part.kind}), raw,
+                                write_options=pacsv.WriteOptions(include_header=False))
     elif sidecar.exists():
         sidecar.unlink()
     return path

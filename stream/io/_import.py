@@ -44,7 +44,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ._csv_format import _GROUPS, pressure_out_of_range
+from ._csv_format import _GROUPS, _PHYSICAL_LIMITS, pressure_out_of_range
 from ._csv_parse import _UNITS_SPLIT
 from ._import_sources import Source, parse_records, read_sources
 from .._log import STANDARD_GRAVITY, Activity, SensorLog
@@ -251,8 +251,8 @@ def _ordered_rows(source: Source, t: np.ndarray, values: np.ndarray, rows: np.nd
                          f"{t[i - 1]} ns; {fix} (each is reported)")
     if not np.isfinite(values).all():
         i = int(np.flatnonzero(~np.isfinite(values).all(axis=1))[0])
-        raise ValueError(f"{source.path}:{source.line(rows[i])}: nan or inf in a mapped column; fix or delete "
-                         "the line")
+        raise ValueError(f"{source.path}:{source.line(rows[i])}: nan or inf in a mapped column (or a value too large "
+                         "for a number once converted); fix or delete the line")
     return t, values, rows
 
 
@@ -432,7 +432,8 @@ def _group_values(src: Source, group: str, items) -> tuple[np.ndarray, np.ndarra
     values, present = [], []
     for e, columns in items:
         numbers = [_numbers(src, c, integer_ok=False) for c in columns]
-        values.append(np.sum([v for v, _ in numbers], axis=0) * e.factor)
+        with np.errstate(over="ignore"):  # a sum or unit beyond float range is inf, refused with its line later
+            values.append(np.sum([v for v, _ in numbers], axis=0) * e.factor)
         present += [p for _, p in numbers]
     values, present = np.column_stack(values), np.column_stack(present)
     has = present.all(axis=1)
@@ -473,7 +474,22 @@ def _source_streams(index: int, src: Source, groups: dict, time: _Entry, repair,
                                    all_rows=bool(has.all())))
             if group == "pressure":
                 _check_pressure(src, items, values[:, lo], rows)
+            elif group in _PHYSICAL_LIMITS:
+                _check_range(src, group, items, values[:, lo:hi], rows)
     return streams
+
+
+def _check_range(src: Source, group: str, items, values: np.ndarray, rows: np.ndarray) -> None:
+    """Refuse a converted value beyond any phone sensor (the readers' limit), naming its line and column."""
+    limit, unit = _PHYSICAL_LIMITS[group]
+    beyond = np.abs(values) > limit
+    if beyond.any():
+        i, j = (int(k[0]) for k in np.nonzero(beyond))
+        target = items[j][0].target
+        unit = f" {unit}" if unit else ""
+        raise ValueError(f"{src.path}:{src.line(rows[i])}: {target} = {values[i, j]:g}{unit} once converted, beyond "
+                         f"any phone sensor (accepted: |{target}| <= {limit:g}{unit}); check the column's unit, or fix "
+                         "or delete the line")
 
 
 def _check_pressure(src: Source, items, p: np.ndarray, rows: np.ndarray) -> None:
