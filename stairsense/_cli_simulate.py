@@ -41,7 +41,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("simulate", help="write a synthetic sensor log with ground truth",
                        description="Simulate a phone carried by a person (walking, stairs up/down, standing) "
                                    "and write a canonical log plus a .steps.csv ground-truth sidecar.")
-    p.add_argument("--minutes", type=positive(float, MAX_SIMULATED_MINUTES, " (24 h: the log is held in memory)"),
+    p.add_argument("--minutes", type=positive(float, MAX_SIMULATED_MINUTES, " (a day; a longer log is hours of work and gigabytes of disk)"),
                    default=10.0, help="length of the random activity schedule, at most 1440 (default 10)")
     p.add_argument("--rate", type=between(float, 20, 200, why=" Hz (phone motion sensors)"), default=50.0, metavar="HZ",
                    help="sampling rate, 20-200 Hz (default 50)")
