@@ -9,12 +9,19 @@ the batch functions are the block form on a fresh stage.
 """
 from .lazy import lazy_exports as _lazy_exports
 
-# ``stairsense.stream.simulate`` is both a sub-package and its function. Bound here, the function
-# wins whatever imports the sub-package later, as the import system sets the attribute only once.
-from .simulate import Person, SensorModel, simulate, simulate_chunks
+# ``stairsense.stream.simulate`` is both a sub-package and its function. The import system binds a
+# sub-package to its parent's attribute once, when it first loads it; loading it here (its
+# ``__init__`` is lazy, so this costs nothing) and unbinding it lets ``simulate`` resolve to the
+# function below, whatever imports the sub-package's modules later.
+from . import simulate
 
-# Everything else resolves on first use: the log readers alone would bring in pyarrow.
+del simulate
+
+# Every name resolves on first use: the simulator alone would bring in NumPy, the log readers pyarrow.
 __getattr__, __dir__ = _lazy_exports(__name__, {
+    ".simulate._simulate": ("simulate", "simulate_chunks"),
+    ".simulate._gait": ("Person",),
+    ".simulate._device": ("SensorModel",),
     "._config": ("ORIENTATION_METHODS", "ORIENTATIONS", "READ_ONLY_FIELDS", "PipelineConfig", "config_file_section"),
     "._buffer_mean": ("CausalBufferMean", "causal_buffer_mean"),
     "._frontend": ("FrontEnd", "FrontEndResult", "run_front_end"),

@@ -29,15 +29,36 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-from ._profile import DeviceProfile
-from ._workload import ACTIVITY_CLASSES, Workload, streams_for
+if TYPE_CHECKING:
+    from ._profile import DeviceProfile
+    from ._workload import Workload
 
-__all__ = ["STAGES", "EnergyReport", "estimate", "parse_day", "DEFAULT_DAY"]
+__all__ = ["STAGES", "EnergyReport", "estimate", "parse_day", "DEFAULT_DAY", "ACTIVITY_CLASSES", "streams_for"]
 
 STAGES = ("sensors", "wakeups", "events", "smoothing", "gravity_rotation", "segmentation", "step_context", "features",
           "inference")
 DEFAULT_DAY = "16h idle, 6h walking, 10m stairs"
+#: The parts of a day the model prices: the phone idle, walking on the level, on stairs.
+ACTIVITY_CLASSES = ("idle", "walking", "stairs")
+
+
+def streams_for(orientation: str) -> tuple[str, ...]:
+    """Sensor streams the app registers for an orientation method (seed 003 §12.4, spec §3.4).
+
+    Mizell and the vertical projection read the accelerometer only; the thesis's method the
+    accelerometer and the rotation vector; the "Linear" baseline the linear-acceleration sensor
+    and the rotation vector; AHRS the accelerometer and the gyroscope.
+    """
+    table = {"mizell": ("accelerometer",), "vertical": ("accelerometer",),
+             "rotvec": ("accelerometer", "rotation_vector"), "linear": ("linear_acceleration", "rotation_vector"),
+             "ahrs": ("accelerometer", "gyroscope")}
+    if orientation not in table:
+        raise ValueError(f"orientation {orientation!r} has no sensor set; resolve 'auto' to one of {sorted(table)}")
+    return table[orientation]
+
+
 _UNITS = {"h": 3600.0, "hour": 3600.0, "hours": 3600.0, "m": 60.0, "min": 60.0, "mins": 60.0, "minutes": 60.0,
           "s": 1.0, "sec": 1.0, "seconds": 1.0}
 

@@ -37,11 +37,10 @@ from stairsense.stream import (
     sliding_windows,
 )
 
-if TYPE_CHECKING:  # onnx is imported where a graph is read: the CLI's parser imports this module
+if TYPE_CHECKING:  # onnx is imported where a graph is read
     import onnx
 
 __all__ = [
-    "ACTIVITY_CLASSES",
     "OPTIONAL_STREAMS",
     "ActivityCounts",
     "Workload",
@@ -57,11 +56,9 @@ __all__ = [
     "inference_cost",
     "selected_features",
     "count_operations",
-    "streams_for",
 ]
 
 #: The day is described in three activity classes (``--day "16h idle, 6h walking, 10m stairs"``).
-ACTIVITY_CLASSES = ("idle", "walking", "stairs")
 _CLASS_OF = {Activity.WALKING: "walking", Activity.WALKING_UPSTAIRS: "stairs", Activity.WALKING_DOWNSTAIRS: "stairs",
              Activity.STAIRS: "stairs"}
 
@@ -73,21 +70,6 @@ def activity_class(codes: np.ndarray) -> np.ndarray:
     for code, name in _CLASS_OF.items():
         out[np.asarray(codes) == int(code)] = name
     return out
-
-
-def streams_for(orientation: str) -> tuple[str, ...]:
-    """Sensor streams the app registers for an orientation method (seed 003 §12.4, spec §3.4).
-
-    Mizell and the vertical projection read the accelerometer only; the thesis's method the
-    accelerometer and the rotation vector; the "Linear" baseline the linear-acceleration sensor
-    and the rotation vector; AHRS the accelerometer and the gyroscope.
-    """
-    table = {"mizell": ("accelerometer",), "vertical": ("accelerometer",),
-             "rotvec": ("accelerometer", "rotation_vector"), "linear": ("linear_acceleration", "rotation_vector"),
-             "ahrs": ("accelerometer", "gyroscope")}
-    if orientation not in table:
-        raise ValueError(f"orientation {orientation!r} has no sensor set; resolve 'auto' to one of {sorted(table)}")
-    return table[orientation]
 
 
 #: Sensors a configuration may turn on beside its orientation method's streams, each at its own

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # the command line's parser reads REPAIRS; NumPy is for the readers that note lines
+    import numpy as np
 
 __all__ = ["REPAIRS", "LogRepairedWarning", "RepairAction", "ReadReport"]
 
@@ -73,7 +75,9 @@ class ReadReport:
             self.actions.append(action)
         action.count += int(lines.size)
         room = _FIRST_LINES_KEPT - len(action.first_lines)
-        action.first_lines.extend(int(v) for v in np.sort(lines)[:room])
+        in_order = lines.copy()
+        in_order.sort()
+        action.first_lines.extend(int(v) for v in in_order[:room])
 
     def to_dict(self) -> dict:
         """The report as JSON-ready values (``--json`` output of the CLI)."""

@@ -8,8 +8,12 @@ data has no per-step labels. Any chunking of ``simulate_chunks`` gives the same 
 Note: ``stairsense.stream.simulate`` is the function; import this sub-package's names from
 ``stairsense.stream`` (``from stairsense.stream import simulate, Person``).
 """
-from ._device import SensorModel
-from ._gait import Person
-from ._simulate import simulate, simulate_chunks
+from ..lazy import lazy_exports as _lazy_exports
+
+__getattr__, __dir__ = _lazy_exports(__name__, {
+    "._simulate": ("simulate", "simulate_chunks"),
+    "._gait": ("Person",),
+    "._device": ("SensorModel",),
+})
 
 __all__ = ["simulate", "simulate_chunks", "Person", "SensorModel"]
