@@ -26,13 +26,10 @@ interior iterate and the projection γ(v) (exactly sparse) has the smaller objec
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from sklearn.exceptions import ConvergenceWarning
 
-from ._simplex import KOMDSolution, project_class_simplices
+from ._simplex import KOMDSolution, project_class_simplices, warn_unconverged
 
 __all__ = ["solve_komd_linear_interior"]
 
@@ -112,12 +109,7 @@ def solve_komd_linear_interior(X, y, lam, *, tol=1e-6, max_iter=100) -> KOMDSolu
         gamma, class_multiplier, bound_multiplier = step
         best, value, gap = certified(gamma)
     if gap > tol * value:
-        warnings.warn(
-            f"KOMD interior point stopped after {n_iter} iterations with relative duality gap "
-            f"{gap / max(value, np.finfo(float).tiny):.2e} > tol={tol:g}; increase max_iter or tol",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+        warn_unconverged("interior point", n_iter, gap, value, tol)
     return KOMDSolution(gamma=best, objective=value, gap=gap, n_iter=n_iter)
 
 

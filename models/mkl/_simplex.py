@@ -169,6 +169,19 @@ class KOMDSolution:
     n_iter: int
 
 
+def warn_unconverged(solver: str, n_iter: int, gap: float, scale: float, tol: float, scale_name: str = "") -> None:
+    """One ConvergenceWarning for every KOMD solver: ``solver`` stopped after ``n_iter`` iterations
+    with duality gap ``gap`` relative to ``scale`` (named ``scale_name`` when it is not the
+    objective) above ``tol``; the warning points at the solver's caller."""
+    relative = gap / max(scale, np.finfo(float).tiny)
+    warnings.warn(
+        f"KOMD {solver} stopped after {n_iter} iterations with {'' if scale_name else 'relative '}duality gap "
+        f"{relative:.2e}{f' × {scale_name}' if scale_name else ''} > tol={tol:g}; increase max_iter or tol",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+
+
 def solve_komd_projected_gradient(
     kernel_matvec: Callable[[np.ndarray], np.ndarray],
     y,
@@ -273,12 +286,7 @@ def solve_komd_projected_gradient(
         x, grad_x, objective_x, momentum = x_new, grad_new, objective_new, momentum_next
         gap = duality_gap(x, grad_x)
     if not converged():
-        warnings.warn(
-            f"KOMD projected gradient stopped after max_iter={max_iter} iterations with relative duality "
-            f"gap {gap / max(objective_x, np.finfo(float).tiny):.2e} > tol={tol:g}; increase max_iter or tol",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+        warn_unconverged("projected gradient", max_iter, gap, objective_x, tol)
     return KOMDSolution(gamma=x, objective=objective_x, gap=gap, n_iter=n_iter)
 
 
@@ -387,11 +395,6 @@ def solve_komd_linear_dual(X, y, lam, *, tol=1e-6, max_iter=1000) -> KOMDSolutio
     objective = best["objective"]
     certified_gap = max(gap(), 0.0)  # clipped against rounding
     if not certified():
-        warnings.warn(
-            f"KOMD dual L-BFGS stopped after {result.nit} iterations ({result.message}) with duality gap "
-            f"{certified_gap / max(best['kernel_term'], np.finfo(float).tiny):.2e} × (1 − Λ)‖w‖² > tol={tol:g}; "
-            "increase max_iter or tol",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+        warn_unconverged(f"dual L-BFGS ({result.message})", result.nit, certified_gap, best["kernel_term"], tol,
+                         "(1 − Λ)‖w‖²")
     return KOMDSolution(gamma=best["gamma"], objective=objective, gap=certified_gap, n_iter=int(result.nit))
