@@ -74,8 +74,8 @@ def streams(draw):
     rate = draw(st.sampled_from([30.0, 50.0, 100.0]))
     dt = 1e9 / rate * (1 + draw(st.floats(0, 0.5)) * rng.uniform(-1, 1, n))
     gaps = rng.random(n) < draw(st.sampled_from([0.0, 0.01]))
-    dt[gaps] = rng.choice([0.25e9, 0.31e9, 2e9], gaps.sum())
-    t = 10**12 + np.cumsum(np.maximum(dt, 1.0)).astype(np.int64)
+    dt[gaps] = rng.choice([0.25e9, 0.3e9, 0.31e9, 1e9, 2e9], gaps.sum())  # on both sides of max_gap_s, and on it
+    t = 10**12 + np.cumsum(np.maximum(np.rint(dt), 1).astype(np.int64))
     baro_hz = draw(st.sampled_from([1.0, 7.0, 25.0]))
     reading_t = t[0] + np.arange(0, (t[-1] - t[0]) / 1e9 + 1, 1 / baro_hz) * 1e9
     climb = np.cumsum(rng.normal(0, 0.05, reading_t.size))
@@ -272,7 +272,9 @@ def test_nan_pressure_only_predicts():
 def test_a_gap_restarts_from_the_next_reading_keeping_the_zero():
     f = HeightFilter(max_gap_s=0.3)
     f.process(rows(5, 50), np.zeros(250), np.full(250, 1000.0))
-    t = 5 * S + 310_000_000  # 0.31 s after the last row
+    t = rows(5, 50)[-1] + 300_000_000  # exactly max_gap_s: bridged, the acceleration moves the speed
+    assert f.push(t, 2.0, 1000.0)[1] > 0.1
+    t += 310_000_000  # longer: the estimate is forgotten
     assert all(math.isnan(x) for x in f.push(t, 2.0, NAN))
     h, v = f.push(t + 20_000_000, 2.0, 999.0)
     assert h == pressure_altitude(999.0) - pressure_altitude(1000.0) and v == 0.0
