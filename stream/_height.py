@@ -44,7 +44,7 @@ any elevation, while weather moves the absolute value by metres a day.
 :class:`HeightFilter` has ``push`` (one row, pure Python floats: what the phone runs, mirrored
 operation for operation by ``android_stub/core``'s ``HeightFilter``) and ``process`` (a block).
 Both run the one per-row step below: a Kalman filter's gains depend on each row's time step and on
-which rows carry a reading, a sequential recursion, so ``process`` is the block interface with the
+which rows carry a pressure, a sequential recursion, so ``process`` is the block interface with the
 state carried over (as scipy's ``lfilter`` carries ``zi``), not a vectorised formula, and gives
 ``push``'s bits.
 """
@@ -168,7 +168,8 @@ class HeightFilter:
         Density of the vertical acceleration's error, (m/s²)/√Hz: integrating the acceleration
         alone for T seconds leaves a speed error of ``acceleration_noise·√T`` m/s. A phone
         accelerometer's own noise is about 0.002 (BMI160-class datasheets: 180 µg/√Hz), which
-        would let the filter trust it for about ten seconds. But the front end's
+        would let the filter trust it for seconds (90 % of a height step after 5.8 s at 10 Hz,
+        against 0.46 s with the default). But the front end's
         ``Standardized.vertical`` is the acceleration minus its 500 ms mean, so motion slower than
         about 1 Hz is not in it: a climb that starts or stops changes the vertical speed by about
         0.3 m/s (a 3 m floor in 10 s) within about a second, unseen, and the filter must take it

@@ -299,7 +299,8 @@ def step_response(acceleration_noise=0.3, baro_hz=10):
     t = rows(70, 50)
     reading_t = rows(70, baro_hz)
     pressure = held(t, reading_t, pressure_at(np.where(reading_t >= 60 * S, 1.0, 0.0)))
-    height, _ = HeightFilter(acceleration_noise=acceleration_noise, pressure_rate_hz=baro_hz).process(t, np.zeros(t.size), pressure)
+    height, _ = HeightFilter(acceleration_noise=acceleration_noise, pressure_rate_hz=baro_hz).process(
+        t, np.zeros(t.size), pressure)
     s = t / 1e9 - 60
     return s[np.argmax((s >= 0) & (height >= 0.5))], s[np.argmax((s >= 0) & (height >= 0.9))], height[s >= 5]
 
@@ -309,7 +310,7 @@ def test_a_height_step_unseen_by_the_accelerometer_is_followed_within_half_a_sec
     assert t50 <= 0.25 and t90 <= 0.5
     np.testing.assert_allclose(settled, 1.0, atol=0.02)
     # The lag is the filter's, not the barometer's: trusting the accelerometer more makes it slower.
-    assert step_response(acceleration_noise=0.002)[1] > 2.0
+    assert step_response(acceleration_noise=0.002)[1] > 5.0
 
 
 def test_a_motion_the_accelerometer_sees_is_followed_without_lag():
