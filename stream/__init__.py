@@ -26,6 +26,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     "._buffer_mean": ("CausalBufferMean", "causal_buffer_mean"),
     "._frontend": ("FrontEnd", "FrontEndResult", "run_front_end"),
     "._fusion": ("with_virtual_sensors",),
+    "._height": ("PRESSURE_RANGE_HPA", "HeightFilter", "pressure_altitude"),
     ".io._atomic": ("atomic_write", "new_file_mode"),
     ".io._convert": ("convert_log",),
     ".io._csv_format": ("LOG_SUFFIXES", "LogFormatError", "steps_path"),
@@ -120,4 +121,7 @@ __all__ = [
     "FrontEnd",
     "FrontEndResult",
     "run_front_end",
+    "HeightFilter",
+    "pressure_altitude",
+    "PRESSURE_RANGE_HPA",
 ]
