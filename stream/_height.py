@@ -55,16 +55,14 @@ import math
 import numpy as np
 
 from ._config import PipelineConfig
+from ._log import PRESSURE_RANGE_HPA
 
-__all__ = ["HeightFilter", "pressure_altitude", "PRESSURE_RANGE_HPA"]
+__all__ = ["HeightFilter", "pressure_altitude"]
 
 # U.S. Standard Atmosphere 1976, troposphere: T₀/L in metres and R*·L/(g₀·M₀) (see the module docstring).
 _SCALE_M = 44330.8
 _EXPONENT = 0.190263
 _SEA_LEVEL_HPA = 1013.25
-# A phone barometer's range (BMP280, LPS22HB: 300–1100 hPa). Outside it the value is in other units
-# (Pa, kPa, inHg) or broken, and an altitude from it would be silently wrong by orders of magnitude.
-PRESSURE_RANGE_HPA = (300.0, 1100.0)
 # The speed is unknown at the first reading; 1 m/s covers walking on stairs (≈ 0.2–0.5 m/s) and
 # most lifts, and the barometer pins it down within a few readings.
 _INITIAL_SPEED_SD = 1.0

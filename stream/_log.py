@@ -12,10 +12,14 @@ from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = ["Activity", "StepTruth", "SensorLog", "STAIR_ACTIVITIES", "STANDARD_GRAVITY"]
+__all__ = ["Activity", "StepTruth", "SensorLog", "STAIR_ACTIVITIES", "STANDARD_GRAVITY", "PRESSURE_RANGE_HPA"]
 
 #: m/s² per g: Android's SensorManager.STANDARD_GRAVITY, the g → m/s² conversion everywhere.
 STANDARD_GRAVITY = 9.80665
+#: Air pressure a phone barometer measures, hPa: the rated range of the Bosch BMP280/BMP380 and ST
+#: LPS22HB class of sensors, from the Dead Sea (~1,060 hPa) to above Everest's summit (~340 hPa).
+#: Outside it a value is in other units (Pa, kPa, inHg) or broken.
+PRESSURE_RANGE_HPA = (300.0, 1100.0)
 
 
 class Activity(enum.IntEnum):

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._log import PRESSURE_RANGE_HPA
+
 __all__ = ["LOG_SUFFIXES", "LogFormatError", "steps_path"]
 
 #: The names a sensor log file may end in: the canonical CSV (plain or gzip) and Parquet.
@@ -60,9 +62,6 @@ _META_PREFIX = "# meta:"
 # unit norm by rounding) and keep every square and sum the front end takes far from float overflow.
 _PHYSICAL_LIMITS = {"acc": (1000.0, "m/s²"), "gyro": (100.0, "rad/s"), "rotvec": (2.0, ""),
                     "linacc": (1000.0, "m/s²")}
-#: Air pressure a phone barometer measures, hPa: the rated range of the Bosch BMP280/BMP380 and ST
-#: LPS22HB class of sensors, from the Dead Sea (~1,060 hPa) to above Everest's summit (~340 hPa).
-PRESSURE_RANGE_HPA = (300.0, 1100.0)
 # Units a pressure column is often written in by mistake, and what one hPa is in each.
 _PRESSURE_UNITS = (("Pa", 100.0), ("kPa", 0.1), ("bar", 0.001), ("psi", 0.0145038))
 

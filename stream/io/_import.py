@@ -38,11 +38,9 @@ when no source has their columns (a phone without a barometer). All of it is lis
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from ._csv_format import _GROUPS, _PHYSICAL_LIMITS, pressure_out_of_range
 from ._csv_parse import _UNITS_SPLIT
