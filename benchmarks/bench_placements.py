@@ -515,7 +515,7 @@ def main(argv=None):
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
 
     keys = row_keys(ours)
-    cmd = (f"nice -n 15 .venv/bin/python benchmarks/bench_placements.py --folds {args.folds} "
+    cmd = (f".venv/bin/python benchmarks/bench_placements.py --folds {args.folds} "
            f"--max-train {args.max_train} --seed {args.seed} --trees {args.trees}")
     lines = ["# The shipped stair-step model in every placement (issue 23)", "",
              f"Command: `{cmd}` at commit `{git_commit(ROOT)}`. Took {wall / 60:.1f} min wall clock and "
