@@ -50,7 +50,8 @@ HERE = Path(__file__).resolve().parent
 MEASURES = ("models/mkl/_komd.py", "models/multitask/_admm_mtl.py", "models/multitask/_task_solvers.py",
             "models/multitask/_okl.py", "models/multitask/_mtonmkl.py", "models/multitask/_tasks.py",
             "models/multitask/_online.py", "models/multitask/_online_compiled.py",
-            "models/multitask/_feature_maps.py", "stream/", ":!stream/io/", "features/", "stairsense/pipeline.py")
+            "models/multitask/_feature_maps.py", "stream/", ":!stream/io/", ":!stream/simulate/",
+            "features/", "stairsense/pipeline.py")
 RESULTS = HERE / "results"
 K_VALUES = (5, 10, 20, 50)
 OKL_PARAMS = dict(alpha=3.0, rank=5, kernel="rbf", n_components=150, max_iter=20)
