@@ -57,7 +57,7 @@ def check_sensor_values(path, group: str, values, lines) -> None:
     >>> check_sensor_values("walk.csv", "acc", [[0.0, 0.0, 9.8], [0.0, 1e5, 9.8]], [2, 3])
     Traceback (most recent call last):
     ...
-    ValueError: walk.csv:3: acc y = 1e+05 m/s² is beyond any phone sensor (accepted: |acc| <= 1000 m/s²); the file is damaged: re-download it
+    ValueError: walk.csv:3: acc y = 100000 m/s² is beyond any phone sensor (accepted: |acc| <= 1000 m/s²); the file is damaged: re-download it
     """
     values = np.asarray(values, dtype=np.float64)
     values = values.reshape(values.shape[0], -1)
