@@ -45,11 +45,11 @@ def smallest_passing_budget(build, model, X, reference, precision: str, min_agre
     -------
     str
         E.g. ``"the smallest int8 export that agrees keeps 1,900 of 2,990 support vectors (about
-        152 KB: --max-kb 152); or train under a support-vector budget that fits (stairsense
-        train --landmarks N)"``.
+        152 KB: --max-kb 152); or train under a support-vector budget that fits (`stairsense
+        train --landmarks N`)"``.
     """
     total = int(model.pipeline[-1].dual_coef_.size)
-    compact = "or train under a support-vector budget that fits (stairsense train --landmarks N)"
+    compact = "or train under a support-vector budget that fits (`stairsense train --landmarks N`)"
     full, size = _agreement(build, model, X, reference, precision, None)
     if full < min_agreement:
         higher = {"int8": "fp16 or fp32", "fp16": "fp32"}.get(precision, "fp32")

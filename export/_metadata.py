@@ -14,7 +14,8 @@ from typing import Any
 
 import onnx
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "content_hash", "read_metadata", "write_metadata", "HASH_KEY"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "OnnxModelError", "content_hash", "read_metadata", "write_metadata",
+           "HASH_KEY"]
 
 #: Value of ``stairsense.format``: models without it are foreign.
 FORMAT = "stairsense-stairstep-onnx"
@@ -24,6 +25,10 @@ _PREFIX = "stairsense."
 HASH_KEY = _PREFIX + "content_sha256"
 # Keys whose values are JSON; the others are plain strings.
 _JSON_KEYS = frozenset({"config", "feature_names", "input_feature_names", "training", "parity", "compaction"})
+
+
+class OnnxModelError(ValueError):
+    """An ONNX file that cannot be used as a stairsense stair-step model; the message names it."""
 
 
 def _without_hash(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -61,11 +66,25 @@ def write_metadata(model: onnx.ModelProto, values: dict[str, Any]) -> onnx.Model
     return model
 
 
-def read_metadata(model_or_props) -> dict[str, Any]:
+def read_metadata(model_or_props, source=None) -> dict[str, Any]:
     """The ``stairsense.*`` metadata as a dict (JSON values decoded, prefix dropped).
 
-    Accepts a ``ModelProto`` or a plain ``{key: value}`` mapping such as ONNX Runtime's
-    ``get_modelmeta().custom_metadata_map`` (the route for ORT-format files).
+    Parameters
+    ----------
+    model_or_props : onnx.ModelProto or mapping of str to str
+        A model, or a plain ``{key: value}`` mapping such as ONNX Runtime's
+        ``get_modelmeta().custom_metadata_map`` (the route for ORT-format files).
+    source : str or Path, optional
+        The file the metadata was read from, named by the error.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    OnnxModelError
+        When a structured value is not JSON: the file was damaged or edited after export.
     """
     if isinstance(model_or_props, onnx.ModelProto):
         props = {p.key: p.value for p in model_or_props.metadata_props}
@@ -75,5 +94,10 @@ def read_metadata(model_or_props) -> dict[str, Any]:
     for key, value in props.items():
         if key.startswith(_PREFIX):
             short = key[len(_PREFIX):]
-            out[short] = json.loads(value) if short in _JSON_KEYS else value
+            try:
+                out[short] = json.loads(value) if short in _JSON_KEYS else value
+            except json.JSONDecodeError as exc:
+                where = f"{source}: " if source is not None else ""
+                raise OnnxModelError(f"{where}metadata {key!r} is not valid JSON ({exc}); the file is corrupt "
+                                     "or was edited after export: export the model again") from None
     return out

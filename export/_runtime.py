@@ -23,17 +23,13 @@ from google.protobuf.message import DecodeError
 
 from stairsense.stream import PipelineConfig
 
-from ._metadata import FORMAT, FORMAT_VERSION, HASH_KEY, content_hash, read_metadata
+from ._metadata import FORMAT, FORMAT_VERSION, HASH_KEY, OnnxModelError, content_hash, read_metadata
 
 __all__ = ["OnnxModelError", "OnnxStairModel", "inspect_model", "session_options"]
 
 # The FlatBuffers file identifier of ONNX Runtime's ORT format, at bytes 4..8.
 _ORT_IDENTIFIER = b"ORTM"
 _STAIR, _NO_STAIR = 1, 0
-
-
-class OnnxModelError(ValueError):
-    """An ONNX file that cannot be used as a stairsense stair-step model; the message names it."""
 
 
 def session_options(threads: int = 1):
@@ -65,7 +61,7 @@ def _read_onnx(path: Path) -> onnx.ModelProto:
         model = onnx.load_model_from_string(data)
     except (DecodeError, RuntimeError, ValueError) as exc:
         raise OnnxModelError(f"{path}: not an ONNX model, or truncated/corrupt ({exc}); export it again") from exc
-    _check_metadata(path, read_metadata(model))
+    _check_metadata(path, read_metadata(model, path))
     stamped = {p.key: p.value for p in model.metadata_props}.get(HASH_KEY)
     if stamped != content_hash(model):
         raise OnnxModelError(
@@ -155,7 +151,7 @@ class OnnxStairModel:
                 f"{self.path}: ONNX Runtime cannot load this model ({type(exc).__name__}: {exc}); "
                 "it may be truncated, corrupt or from a newer exporter — export it again"
             ) from exc
-        self.metadata = read_metadata(self._session.get_modelmeta().custom_metadata_map)
+        self.metadata = read_metadata(self._session.get_modelmeta().custom_metadata_map, self.path)
         if ort_format:
             _check_metadata(self.path, self.metadata)
         # A record from before a field existed means that field's old value (step_context 0).

@@ -172,12 +172,51 @@ _ADVICE = (
 )
 
 
-def cli_advice(message: str) -> str:
-    """``message`` on one line, with Python advice rewritten as the CLI flags that do the same."""
+# A flag a message names, and the word after it.
+_FLAG_MENTION = re.compile(r"(?<![\w-])--([a-z][a-z-]*)(?: ([a-z][a-z0-9/-]*))?")
+# The values advice names after a flag whose choices differ between commands (convert repairs less
+# than replay); any other word after a flag is the sentence going on ("--preset and --map").
+_CHOICE_WORDS = {"--repair": frozenset(REPAIRS), "--orientation": frozenset(ORIENTATIONS)}
+# A quoted command (`stairsense import ... --map ...`) names its own flags; they are not this command's.
+_QUOTED = re.compile(r"(`[^`]*`)")
+
+
+def _offered(message: str, parser: argparse.ArgumentParser) -> str:
+    """``message`` with each flag ``parser`` lacks, or a choice its flag refuses, named as a setting that
+    this command does not offer: the library's advice is written for every reader of logs and
+    models, and not every command has every reading option (``energy --log`` repairs nothing)."""
+    def check(match: re.Match) -> str:
+        flag, word = f"--{match[1]}", match[2]
+        value = word if word in _CHOICE_WORDS.get(flag, ()) else None
+        action = parser._option_string_actions.get(flag)
+        if action is not None and (value is None or action.choices is None or value in action.choices):
+            return match[0]
+        setting = match[1] if value is None else f"{match[1]} {value!r}"
+        rest = f" {word}" if word is not None and value is None else ""
+        return f"{setting} (which `{parser.prog}` does not offer){rest}"
+
+    return "".join(part if _QUOTED.fullmatch(part) else _FLAG_MENTION.sub(check, part)
+                   for part in _QUOTED.split(message))
+
+
+def cli_advice(message: str, parser: argparse.ArgumentParser | None = None) -> str:
+    """``message`` on one line, with Python advice rewritten as the CLI flags that do the same.
+
+    Parameters
+    ----------
+    message : str
+    parser : argparse.ArgumentParser, optional
+        The parser of the command that prints ``message``: a flag it lacks (or a value its choices
+        refuse) is then not advised as a flag.
+
+    Returns
+    -------
+    str
+    """
     message = " ".join(str(message).split())
     for pattern, flag in _ADVICE:
         message = pattern.sub(flag, message)
-    return message
+    return message if parser is None else _offered(message, parser)
 
 
 def emit(args, payload: dict, text: str) -> None:

@@ -80,7 +80,18 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_convert.add_parser(sub)
     _cli_upgrade_model.add_parser(sub)
     _cli_serve.add_parser(sub)
+    _remember_parsers(parser)
     return parser
+
+
+def _remember_parsers(parser: argparse.ArgumentParser) -> None:
+    """Give every (sub)command's namespace its own parser (``args.command_parser``), so that an error's
+    advice names only flags of the command that printed it; the innermost parser's default wins."""
+    parser.set_defaults(command_parser=parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                _remember_parsers(sub)
 
 
 def _is_user_error(exc: BaseException) -> bool:
@@ -109,11 +120,11 @@ def main(argv=None) -> int:
         return 130
     except Exception as exc:
         if _is_user_error(exc):
-            print(f"{prefix}: error: {cli_advice(str(exc))}", file=sys.stderr)
+            print(f"{prefix}: error: {cli_advice(str(exc), args.command_parser)}", file=sys.stderr)
             return 2
         if os.environ.get(DEBUG_ENV):
             raise
-        print(f"{prefix}: internal error ({type(exc).__name__}: {cli_advice(str(exc))}); this is a bug: "
+        print(f"{prefix}: internal error ({type(exc).__name__}: {cli_advice(str(exc), args.command_parser)}); this is a bug: "
               f"rerun with {DEBUG_ENV}=1 for the traceback and report it with the command you ran", file=sys.stderr)
         return 1
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._log import STANDARD_GRAVITY, Activity, SensorLog, StepTruth
+from ._log import STANDARD_GRAVITY, Activity, SensorLog, StepTruth, check_sensor_values
 
 __all__ = [
     "UCI_HAPT_RATE_HZ",
@@ -110,6 +110,8 @@ def load_uci_hapt(root: str | Path, exp=None, user=None) -> list[SensorLog]:
         gyro_path = raw / f"gyro_exp{e:02d}_user{u:02d}.txt"
         acc = _read_matrix(acc_path, 3) * STANDARD_GRAVITY
         gyro = _read_matrix(gyro_path, 3)
+        check_sensor_values(acc_path, "acc", acc, np.arange(1, acc.shape[0] + 1))
+        check_sensor_values(gyro_path, "gyro", gyro, np.arange(1, gyro.shape[0] + 1))
         if gyro.shape[0] != acc.shape[0]:
             raise ValueError(f"{gyro_path}: {gyro.shape[0]} samples but {acc_path.name} has "
                              f"{acc.shape[0]}; both sensors share timestamps, re-download the pair")
@@ -234,6 +236,7 @@ def load_oxford(recording_dir: str | Path) -> SensorLog:
     raw = np.loadtxt(acc_path, delimiter=",", dtype=np.float64, ndmin=2, usecols=(1, 2, 3, 4))
     # t_ns needs int64: ~1e14 ns values lose their last digits as float64.
     t = np.loadtxt(acc_path, delimiter=",", dtype=np.int64, ndmin=1, usecols=(0,))
+    check_sensor_values(acc_path, "acc", raw[:, 1:], np.arange(1, t.size + 1))
     late = t < np.maximum.accumulate(t)
     order = np.argsort(t, kind="stable")
     lines = order + 1

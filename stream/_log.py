@@ -21,6 +21,65 @@ STANDARD_GRAVITY = 9.80665
 #: Outside it a value is in other units (Pa, kPa, inHg) or broken.
 PRESSURE_RANGE_HPA = (300.0, 1100.0)
 
+#: The largest magnitude a sample of a float group can have (canonical units), and the unit. A value
+#: beyond it is no measurement but a damaged field (a lost decimal point, a timestamp in a value column):
+#: phone accelerometers saturate at ±16 g (157 m/s²) at most and gyroscopes at ±2000 °/s (35 rad/s),
+#: and a rotation vector is a unit quaternion, each component in [-1, 1]. The limits leave a wide margin
+#: above every phone sensor (1000 m/s² ≈ 102 g, 100 rad/s ≈ 5700 °/s, 2 for a component drifting off
+#: unit norm by rounding) and keep every square and sum the front end takes far from float overflow.
+PHYSICAL_LIMITS = {"acc": (1000.0, "m/s²"), "gyro": (100.0, "rad/s"), "rotvec": (2.0, ""),
+                   "linacc": (1000.0, "m/s²")}
+
+
+def check_sensor_values(path, group: str, values, lines) -> None:
+    """Refuse a recording whose ``group`` stream holds nan/inf or a value no phone sensor gives.
+
+    The dataset loaders' counterpart of the log readers' check (the same :data:`PHYSICAL_LIMITS`
+    and :data:`PRESSURE_RANGE_HPA`); a published file never holds such values, so they are refused
+    rather than repaired.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, named by the error.
+    group : {"acc", "gyro", "rotvec", "linacc", "pressure"}
+        The stream, in canonical units (m/s², rad/s, hPa).
+    values : array-like of shape (n,) or (n, k)
+    lines : array-like of int, shape (n,)
+        The file line (or row) of each sample, named by the error.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, the line, the value and the accepted range.
+
+    Examples
+    --------
+    >>> check_sensor_values("walk.csv", "acc", [[0.0, 0.0, 9.8], [0.0, 1e5, 9.8]], [2, 3])
+    Traceback (most recent call last):
+    ...
+    ValueError: walk.csv:3: acc y = 100000 m/s² is beyond any phone sensor (accepted: |acc| <= 1000 m/s²); the file is damaged: re-download it
+    """
+    values = np.asarray(values, dtype=np.float64)
+    values = values.reshape(values.shape[0], -1)
+    if group == "pressure":
+        (low, high), unit = PRESSURE_RANGE_HPA, "hPa"
+        accepted = f"{low:g}–{high:g} hPa"
+    else:
+        limit, unit = PHYSICAL_LIMITS[group]
+        low, high = -limit, limit
+        accepted = f"|{group}| <= {limit:g}{' ' + unit if unit else ''}"
+    with np.errstate(invalid="ignore"):
+        bad = ~((values >= low) & (values <= high))  # nan fails both comparisons
+    if not bad.any():
+        return
+    i, j = (int(k[0]) for k in np.nonzero(bad))
+    name = group if values.shape[1] == 1 else f"{group} {'xyzw'[j]}"
+    value = values[i, j]
+    what = (f"non-finite value ({value}) in {name}" if not np.isfinite(value) else
+            f"{name} = {value:g}{' ' + unit if unit else ''} is beyond any phone sensor (accepted: {accepted})")
+    raise ValueError(f"{path}:{int(np.asarray(lines)[i])}: {what}; the file is damaged: re-download it")
+
 
 class Activity(enum.IntEnum):
     """Per-sample activity codes; 1–12 are UCI HAPT's own codes, 0 means unlabelled.

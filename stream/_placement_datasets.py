@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ._log import Activity, SensorLog
+from ._log import Activity, SensorLog, check_sensor_values
 from ._resample import values_at
 
 __all__ = [
@@ -238,12 +238,14 @@ def load_mobifall(acc_path: str | Path) -> SensorLog:
         raise ValueError(f"{acc_path}: not a MobiFall accelerometer file (<CODE>_acc_<N>_<trial>.txt[.gz])")
     code, subject, trial = match[1], int(match[2]), int(match[3])
     t, acc, lines = _mobifall_stream(acc_path)
+    check_sensor_values(acc_path, "acc", acc, lines)
     order, t, acc_repairs = _increasing(t, lines)
     repairs = {"acc": acc_repairs}
     streams = {}
     gyro_path = acc_path.with_name(acc_path.name.replace("_acc_", "_gyro_", 1))
     if gyro_path.is_file():
         tg, gyro, glines = _mobifall_stream(gyro_path)
+        check_sensor_values(gyro_path, "gyro", gyro, glines)
         gorder, tg, repairs["gyro"] = _increasing(tg, glines)
         streams["gyro"] = (tg, gyro[gorder])
     activity = _MOBIFALL_ACTIVITY.get(code, Activity.UNLABELLED)
@@ -265,6 +267,7 @@ def load_mobifall(acc_path: str | Path) -> SensorLog:
 WEDA_RATE_HZ = 50
 _WEDA_PERIOD_NS = 1_000_000_000 // WEDA_RATE_HZ
 _WEDA_NAME = re.compile(r"U(\d+)_R(\d+)_accel\.csv(\.gz)?$")
+_WEDA_GROUPS = {"accel": "acc", "gyro": "gyro"}  # file kind -> stream
 _WEDA_ACTIVITY = {"D01": (Activity.WALKING, "walking"), "D03": (Activity.STAIRS, "walking up and down stairs")}
 
 
@@ -295,6 +298,7 @@ def _weda_stream(path: Path, kind: str) -> tuple[np.ndarray, np.ndarray, dict]:
     table = _table(path, names)
     recorded = _columns(table, names[:1], path)[:, 0]
     values = _columns(table, names[1:], path)
+    check_sensor_values(path, _WEDA_GROUPS[kind], values, np.arange(values.shape[0]) + 2)  # line 1: the header
     step = np.diff(recorded)
     back = np.flatnonzero(step < 0) + 3  # file line of the later sample (header is line 1)
     report = {
@@ -430,6 +434,8 @@ def load_geotec(path: str | Path) -> SensorLog:
         raise ValueError(f"{path}: not a GeoTecINIT recording (sXX_YY_sp.csv or sXX_YY_sw.csv[.gz])")
     table = _table(path, _GEOTEC_COLUMNS)
     values = _columns(table, _GEOTEC_COLUMNS[:6], path)
+    for group, columns in (("acc", values[:, :3]), ("gyro", values[:, 3:])):
+        check_sensor_values(path, group, columns, np.arange(values.shape[0]) + 2)  # line 1: the header
     if table.column("timestamp").null_count or not pa.types.is_integer(table.column("timestamp").type):
         raise ValueError(f"{path}: the timestamp column is not whole UNIX milliseconds; re-download the file")
     names = np.asarray(table.column("label").to_pylist(), dtype=object)
@@ -537,9 +543,11 @@ def load_ipin(path: str | Path) -> SensorLog:
         _, sensor_s, values, lines = rows[kind]
         if len(sensor_s) < 2:
             continue
+        values = np.asarray(values, dtype=np.float64)
+        check_sensor_values(path, name, values, lines)
         t = np.rint(np.asarray(sensor_s) * 1e9).astype(np.int64)
         order, t, repairs[name] = _increasing(t, np.asarray(lines))
-        streams[name] = (t, np.asarray(values, dtype=np.float64)[order])
+        streams[name] = (t, values[order])
     t_acc, acc = streams.pop("acc")
     offset_ns = float(np.median(np.asarray(rows["ACCE"][0]) - np.asarray(rows["ACCE"][1]))) * 1e9
     walk = [int(round(posi[0][0] * 1e9 - offset_ns)), int(round(posi[-1][0] * 1e9 - offset_ns))]

@@ -102,3 +102,65 @@ def test_python_advice_becomes_cli_advice(python, cli):
     assert cli_advice(python) == cli
     for flag in re.findall(r"--[a-z][a-z-]*", cli):
         assert any(flag in p._option_string_actions for p in subparsers().values())
+
+
+def _command_parsers():
+    """Every command's parser by its name after ``stairsense`` (``energy optimise`` included)."""
+    return {p.prog.removeprefix("stairsense ").strip(): p for p in _nested(subparsers().values())}
+
+
+FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)(?: ([a-z][a-z0-9/-]*))?")
+QUOTED_COMMAND = re.compile(r"`stairsense ([a-z-]+)([^`]*)`")
+
+
+def _named_flags(text, parser):
+    """The flags ``text`` names that ``parser`` lacks, or with a value its choices refuse."""
+    bad = []
+    for flag, value in FLAG.findall(text):
+        action = parser._option_string_actions.get(flag)
+        if action is None or (value and action.choices and value not in action.choices):
+            bad.append(f"{flag} {value}".strip())
+    return bad
+
+
+@pytest.mark.parametrize("command", sorted(_command_parsers()))
+def test_each_command_advises_only_its_own_flags(command):
+    """Whatever message a command prints, the flags it advises are its own (issue 25: ``energy --log``
+    and ``convert`` advised repairs they do not have); a quoted command is checked against its parser."""
+    parsers = _command_parsers()
+    parser = parsers[command]
+    for where, s in LITERALS:
+        advice = cli_advice(s, parser)
+        for name, rest in QUOTED_COMMAND.findall(advice):
+            if name in parsers:
+                assert not _named_flags(rest, parsers[name]), f"{where}: `stairsense {name}{rest}`"
+        outside = QUOTED_COMMAND.sub("", advice)
+        assert not _named_flags(outside, parser), f"`stairsense {command}` would print {where}: {advice[:160]}"
+
+
+@pytest.mark.parametrize("argv, lacking", [
+    (["energy", "--log"], "repair 'drop-impossible' (which `stairsense energy` does not offer)"),
+    (["convert", "--repair", "drop-nan"], None),
+])
+def test_a_command_without_the_repair_does_not_advise_its_flag(tmp_path, capsys, argv, lacking):
+    from stairsense.cli import main
+
+    log = tmp_path / "walk.csv"
+    log.write_text("t_ns,ax,ay,az\n0,0,0,9.8\n20000000,1e17,0,9.8\n40000000,0,0,9.8\n")
+    args = [*argv, str(log)] if argv[0] == "energy" else ["convert", str(log), str(tmp_path / "out.csv")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    if lacking:
+        assert lacking in err and "--repair" not in err
+    else:
+        assert "--repair drop-impossible" in err  # convert has that repair: the flag stays
+
+
+def test_a_choice_the_command_lacks_is_not_advised(tmp_path, capsys):
+    from stairsense.cli import main
+
+    log = tmp_path / "walk.csv"
+    log.write_text("t_ns,ax,ay,az\n0,0,0,9.8\n40000000,0,0,9.8\n20000000,0,0,9.8\n")
+    assert main(["convert", str(log), str(tmp_path / "out.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "repair 'sort' (which `stairsense convert` does not offer)" in err and "--repair sort" not in err

@@ -17,6 +17,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["KOMDClassifier", "rbf_kernel_inplace", "resolve_rbf_gamma", "solve_komd_precomputed"]
 
+#: The most kernel entries ``decision_function`` holds at once (32 MB of float64). The support set
+#: may come from a model file, and a small file can hold many short support vectors: scored in one
+#: block, a chunk of windows against them could take gigabytes.
+KERNEL_BLOCK_ELEMENTS = 1 << 22
+
 
 def resolve_rbf_gamma(gamma, X):
     """Turn the ``gamma`` parameter into the RBF width actually used, as scikit-learn's ``SVC`` does.
@@ -295,7 +300,11 @@ class KOMDClassifier(BinaryDecisionMixin, ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         if self.kernel == "precomputed":
             return X[:, self.support_] @ self.dual_coef_ + self.intercept_
-        return self._kernel(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
+        rows = max(1, KERNEL_BLOCK_ELEMENTS // max(1, self.support_vectors_.shape[0]))
+        scores = np.empty(X.shape[0])
+        for start in range(0, X.shape[0], rows):
+            scores[start:start + rows] = self._kernel(X[start:start + rows], self.support_vectors_) @ self.dual_coef_
+        return scores + self.intercept_
 
 def encode_binary_labels(y, owner):
     """Classes (sorted) and labels mapped to {−1, +1} with ``classes_[1]`` as +1; exactly 2 classes.

@@ -10,6 +10,7 @@ file can only choose among these classes and fill them with numbers and strings.
 from __future__ import annotations
 
 import io
+import math
 import re
 import zipfile
 from typing import Any
@@ -167,23 +168,64 @@ def estimator_from_state(state, arrays) -> Any:
 
 
 def pack_arrays(arrays: dict[str, np.ndarray]) -> bytes:
-    """The arrays as ``.npz`` bytes (uncompressed: a model is a few hundred kB)."""
+    """The arrays as ``.npz`` bytes, uncompressed: a model is a few hundred kB, and a reader that
+    accepts only stored members knows each array's size from the file's own length
+    (:func:`unpack_arrays`)."""
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     return buffer.getvalue()
 
 
+def _check_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Refuse a member whose array would take more memory than its bytes in the file.
+
+    Deflate lets a few MB stand for gigabytes, and an ``.npy`` header may claim any shape (NumPy
+    allocates the claimed array before reading its data), so a member must be stored as it is, and
+    its header's shape times item size must equal the data bytes that follow the header.
+    """
+    name = info.filename.removesuffix(".npy")
+    if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+        raise UnsafeStateError(f"array {name!r} is compressed; model files store their arrays uncompressed "
+                               "(save_model), so the file's size bounds the memory they take")
+    with archive.open(info) as member:
+        try:
+            version = np.lib.format.read_magic(member)
+            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read_header is None:
+                raise ValueError(f".npy format version {version} (a model file uses 1.0 or 2.0)")
+            shape, _, dtype = read_header(member)
+        except ValueError as exc:
+            raise UnsafeStateError(f"array {name!r} has no valid .npy header ({exc})") from None
+        data_bytes = info.file_size - member.tell()
+    if dtype.kind not in "biuf":
+        raise UnsafeStateError(f"the array payload is not an npz of plain arrays: {name!r} holds {dtype}")
+    claimed = math.prod(shape) * dtype.itemsize  # Python ints: a claimed shape cannot overflow
+    if claimed != data_bytes:
+        raise UnsafeStateError(f"array {name!r} claims shape {shape} of {dtype} ({claimed} bytes) but holds "
+                               f"{data_bytes} bytes of data")
+
+
 def unpack_arrays(payload: bytes) -> dict[str, np.ndarray]:
     """Arrays from ``.npz`` bytes with ``allow_pickle=False``: an object array (a pickle) is refused.
+
+    Every member is checked before NumPy reads it (:func:`_check_member`): stored, not compressed,
+    and holding exactly the bytes its header's shape needs, so the arrays never take more memory
+    than the payload's own length.
 
     Raises
     ------
     UnsafeStateError
-        When the payload is not an npz of plain arrays.
+        When the payload is not an npz of plain arrays, or a member claims more than it holds.
     """
     try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+            for info in archive.infolist():
+                _check_member(archive, info)
         with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
             arrays = {key: npz[key] for key in npz.files}
+    except UnsafeStateError:
+        raise
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # np.load: "Object arrays cannot be loaded when allow_pickle=False"
         raise UnsafeStateError(f"the array payload is not an npz of plain arrays ({exc})") from None
     bad = [k for k, a in arrays.items() if not isinstance(a, np.ndarray) or a.dtype.kind not in "biuf"]

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._log import PRESSURE_RANGE_HPA
+# The readers' bounds are the dataset loaders' too: one definition, in the data model.
+from .._log import PHYSICAL_LIMITS as _PHYSICAL_LIMITS, PRESSURE_RANGE_HPA
 
 __all__ = ["LOG_SUFFIXES", "LogFormatError", "steps_path"]
 
@@ -54,14 +55,6 @@ _HEADER_SPEC = "".join((("," if i else "") if f in _REQUIRED else "[,") + ",".jo
                        for i, (f, cols) in enumerate(_GROUPS.items()))
 _META_PREFIX = "# meta:"
 
-# The largest magnitude a sample of a float group can have (canonical units), and the unit. A value
-# beyond it is no measurement but a damaged field (a lost decimal point, a timestamp in a value column):
-# phone accelerometers saturate at ±16 g (157 m/s²) at most and gyroscopes at ±2000 °/s (35 rad/s),
-# and a rotation vector is a unit quaternion, each component in [-1, 1]. The limits leave a wide margin
-# above every phone sensor (1000 m/s² ≈ 102 g, 100 rad/s ≈ 5700 °/s, 2 for a component drifting off
-# unit norm by rounding) and keep every square and sum the front end takes far from float overflow.
-_PHYSICAL_LIMITS = {"acc": (1000.0, "m/s²"), "gyro": (100.0, "rad/s"), "rotvec": (2.0, ""),
-                    "linacc": (1000.0, "m/s²")}
 # Units a pressure column is often written in by mistake, and what one hPa is in each.
 _PRESSURE_UNITS = (("Pa", 100.0), ("kPa", 0.1), ("bar", 0.001), ("psi", 0.0145038))
 
