@@ -119,7 +119,7 @@ def test_a_damaged_value_is_refused_with_file_and_line(data_dir, tmp_path, case,
 
 def test_the_loaders_and_the_readers_share_one_definition_of_impossible():
     from stairsense.stream import _log
-    from stairsense.stream.io import _csv_format
+    from stairsense.stream.io import _csv_format, _csv_parse, _import
 
-    assert _csv_format._PHYSICAL_LIMITS is _log.PHYSICAL_LIMITS
+    assert _csv_parse.PHYSICAL_LIMITS is _import.PHYSICAL_LIMITS is _log.PHYSICAL_LIMITS
     assert _csv_format.PRESSURE_RANGE_HPA is _log.PRESSURE_RANGE_HPA

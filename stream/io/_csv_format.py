@@ -30,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-# The readers' bounds are the dataset loaders' too: one definition, in the data model.
-from .._log import PHYSICAL_LIMITS as _PHYSICAL_LIMITS, PRESSURE_RANGE_HPA
+from .._log import PRESSURE_RANGE_HPA
 
 __all__ = ["LOG_SUFFIXES", "LogFormatError", "steps_path"]
 

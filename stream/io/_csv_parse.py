@@ -27,10 +27,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ._csv_format import (_GROUPS, _HEADER_SPEC, _KNOWN, _META_PREFIX, _PHYSICAL_LIMITS, _REQUIRED, LogFormatError,
+from ._csv_format import (_GROUPS, _HEADER_SPEC, _KNOWN, _META_PREFIX, _REQUIRED, LogFormatError,
                           pressure_out_of_range)
 from ._csv_report import ReadReport
-from .._log import STANDARD_GRAVITY, Activity
+from .._log import PHYSICAL_LIMITS, STANDARD_GRAVITY, Activity
 
 # Median |acc| of any real recording with gravity included is ~9.8 m/s² or ~1 g; 4 splits the two
 # with a wide margin on both sides (even free fall and hard running keep the median far from it).
@@ -368,7 +368,7 @@ def _limits(columns, units: str) -> dict[str, tuple[float, str]]:
     is checked in g: converting first could overflow); a column without one (``p``, which has a
     range of its own) is only checked to be finite."""
     limits = {c: (np.inf, "") for c in columns if c not in ("t_ns", "label")}
-    for group, (limit, unit) in _PHYSICAL_LIMITS.items():
+    for group, (limit, unit) in PHYSICAL_LIMITS.items():
         if group == "acc" and units == "g":
             limit, unit = limit / STANDARD_GRAVITY, "g"
         limits.update({c: (limit, unit) for c in _GROUPS[group] if c in columns})

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ._csv_format import _GROUPS, _PHYSICAL_LIMITS, pressure_out_of_range
+from .._log import PHYSICAL_LIMITS
+from ._csv_format import _GROUPS, pressure_out_of_range
 from ._csv_parse import _UNITS_SPLIT
 from ._import_sources import Source, parse_records, read_sources
 from .._log import STANDARD_GRAVITY, Activity, SensorLog
@@ -472,14 +473,14 @@ def _source_streams(index: int, src: Source, groups: dict, time: _Entry, repair,
                                    all_rows=bool(has.all())))
             if group == "pressure":
                 _check_pressure(src, items, values[:, lo], rows)
-            elif group in _PHYSICAL_LIMITS:
+            elif group in PHYSICAL_LIMITS:
                 _check_range(src, group, items, values[:, lo:hi], rows)
     return streams
 
 
 def _check_range(src: Source, group: str, items, values: np.ndarray, rows: np.ndarray) -> None:
     """Refuse a converted value beyond any phone sensor (the readers' limit), naming its line and column."""
-    limit, unit = _PHYSICAL_LIMITS[group]
+    limit, unit = PHYSICAL_LIMITS[group]
     beyond = np.abs(values) > limit
     if beyond.any():
         i, j = (int(k[0]) for k in np.nonzero(beyond))
