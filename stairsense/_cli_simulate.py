@@ -8,11 +8,23 @@ from ._cli_types import MAX_SIMULATED_MINUTES, between, positive, seed_arg
 def cmd_simulate(args) -> int:
     from collections import Counter
 
-    from stairsense.stream import Activity, simulate_chunks
+    import numpy as np
+
+    from stairsense.stream import Activity, Barometer, Person, building_walk, simulate_chunks
     from stairsense.stream.io import write_log_chunks
 
     out = log_output_path(args.out)
     check_files({"--out": out})
+    if args.scenario == "building":
+        if args.minutes is not None:
+            raise ValueError("--minutes sets the length of a random day; a --scenario building walk is as long as "
+                             "its floors take: drop --minutes or use --scenario day")
+        rng = np.random.default_rng(args.seed)
+        schedule, person = building_walk(Person.draw(rng), rng)
+        length = dict(schedule=schedule, person=person)
+    else:
+        length = dict(minutes=10.0 if args.minutes is None else args.minutes)
+    barometer = None if args.barometer is None else Barometer(rate_hz=args.barometer)
     seen = {"samples": 0, "first_ns": None, "last_ns": None, "steps": Counter()}
 
     def counted(chunks):
@@ -25,13 +37,15 @@ def cmd_simulate(args) -> int:
             seen["steps"].update(chunk.steps.kind.tolist())
             yield chunk
 
-    path = write_log_chunks(counted(simulate_chunks(minutes=args.minutes, rate_hz=args.rate, seed=args.seed)), out)
+    chunks = simulate_chunks(**length, rate_hz=args.rate, seed=args.seed, barometer=barometer)
+    path = write_log_chunks(counted(chunks), out)
     samples = seen["samples"]
     duration_s = float(seen["last_ns"] - seen["first_ns"]) / 1e9 if samples > 1 else 0.0  # as SensorLog.duration_s
     steps = {Activity(k).name.lower(): n for k, n in sorted(seen["steps"].items())}
     payload = {"out": str(path), "samples": samples, "duration_s": duration_s, "rate_hz": args.rate,
-               "seed": args.seed, "steps": steps}
-    emit(args, payload, f"wrote {path}: {samples} samples, {duration_s / 60:.1f} min at {args.rate:g} Hz, "
+               "seed": args.seed, "scenario": args.scenario, "barometer_hz": args.barometer, "steps": steps}
+    pressure = "" if args.barometer is None else f", pressure at {args.barometer:g} Hz"
+    emit(args, payload, f"wrote {path}: {samples} samples, {duration_s / 60:.1f} min at {args.rate:g} Hz{pressure}, "
                          f"steps {steps}")
     return 0
 
@@ -39,10 +53,17 @@ def cmd_simulate(args) -> int:
 def add_parser(subparsers) -> None:
     """Register ``stairsense simulate``."""
     p = subparsers.add_parser("simulate", help="write a synthetic sensor log with ground truth",
-                       description="Simulate a phone carried by a person (walking, stairs up/down, standing) "
+                       description="Simulate a phone carried by a person (walking, stairs up/down, standing; "
+                                   "with --scenario building also lifts, escalators and ramps between floors) "
                                    "and write a canonical log plus a .steps.csv ground-truth sidecar.")
     p.add_argument("--minutes", type=positive(float, MAX_SIMULATED_MINUTES, " (a day; a longer log is hours of work and gigabytes of disk)"),
-                   default=10.0, help="length of the random activity schedule, at most 1440 (default 10)")
+                   default=None, help="length of the random day, at most 1440 (default 10; not with --scenario building)")
+    p.add_argument("--scenario", choices=("day", "building"), default="day",
+                   help="day: a random schedule of walking, stairs and standing (default); building: a walk of "
+                        "four legs between floors (3 m) by stairs, lift, escalator or ramp, its length set by them")
+    p.add_argument("--barometer", type=between(float, 1, 25, why=" Hz (phone barometers)"), default=None, metavar="HZ",
+                   help="add air pressure (column p, hPa) from a phone barometer read at 1-25 Hz: noise, offset, "
+                        "rounding, weather drift, doors and warming (default: no pressure)")
     p.add_argument("--rate", type=between(float, 20, 200, why=" Hz (phone motion sensors)"), default=50.0, metavar="HZ",
                    help="sampling rate, 20-200 Hz (default 50)")
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed; the same seed gives the same log (default 0)")

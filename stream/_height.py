@@ -57,7 +57,7 @@ import numpy as np
 from ._config import PipelineConfig
 from ._log import PRESSURE_RANGE_HPA
 
-__all__ = ["HeightFilter", "pressure_altitude"]
+__all__ = ["HeightFilter", "altitude_pressure", "pressure_altitude"]
 
 # U.S. Standard Atmosphere 1976, troposphere: T₀/L in metres and R*·L/(g₀·M₀) (see the module docstring).
 _SCALE_M = 44330.8
@@ -82,6 +82,23 @@ def pressure_altitude(pressure_hpa):
     110.9
     """
     return _SCALE_M * (1.0 - (pressure_hpa / _SEA_LEVEL_HPA) ** _EXPONENT)
+
+
+def altitude_pressure(altitude_m):
+    """Standard-atmosphere pressure (hPa) at an altitude in metres: the inverse of :func:`pressure_altitude`.
+
+    ``1013.25·(1 − h/44330.8)^(1/0.190263)``, the same U.S. Standard Atmosphere 1976 eq. 33a (the
+    hypsometric formula with a constant lapse rate), so the simulator's barometer (issue 24,
+    "Simulator") and the height filter share one definition of the pressure–altitude relation.
+
+    Examples
+    --------
+    >>> altitude_pressure(0.0)
+    1013.25
+    >>> round(float(pressure_altitude(altitude_pressure(110.9))), 6)
+    110.9
+    """
+    return _SEA_LEVEL_HPA * (1.0 - altitude_m / _SCALE_M) ** (1.0 / _EXPONENT)
 
 
 def _metres_per_hpa(pressure_hpa: float) -> float:

@@ -86,6 +86,10 @@ class Activity(enum.IntEnum):
 
     ``STAIRS`` (13) is on stairs in a direction the recording does not say: WEDA-FALL labels a whole
     file "walking up and down stairs" (:func:`~stairsense.stream.load_weda`).
+
+    14–19 move a person up or down without stair steps (issue 24, "Simulator"): standing in a lift
+    or on an escalator, walking level-gait steps up or down a ramp. None of them is a stair
+    activity; the simulator produces them, and a recording may label them.
     """
 
     UNLABELLED = 0
@@ -102,6 +106,12 @@ class Activity(enum.IntEnum):
     STAND_TO_LIE = 11
     LIE_TO_STAND = 12
     STAIRS = 13
+    LIFT_UP = 14
+    LIFT_DOWN = 15
+    ESCALATOR_UP = 16
+    ESCALATOR_DOWN = 17
+    RAMP_UP = 18
+    RAMP_DOWN = 19
 
 
 #: Activities whose windows are labelled STAIR (spec §3.1: both directions are STAIR, and so are

@@ -23,6 +23,20 @@ def test_replay_json_reports_windows_and_ground_truth(sim_log, capsys):
     assert report["count_error"] < 0.1 and report["recall"] > 0.85
 
 
+def test_simulate_a_building_walk_with_a_barometer(tmp_path, capsys):
+    from stairsense.stream import read_log
+
+    out = tmp_path / "floors.parquet"
+    capsys.readouterr()
+    assert main(["simulate", "--scenario", "building", "--barometer", "5", "--seed", "2", "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["scenario"] == "building" and summary["barometer_hz"] == 5.0
+    log = read_log(out)
+    assert log.pressure is not None and log.meta["barometer"]["rate_hz"] == 5.0
+    assert main(["simulate", "--scenario", "building", "--minutes", "2", "--out", str(out)]) == 2
+    assert "drop --minutes" in capsys.readouterr().err
+
+
 def test_replay_plot_writes_png(sim_log, tmp_path):
     out = tmp_path / "r.png"
     assert main(["replay", str(sim_log), "--plot", str(out)]) == 0

@@ -26,11 +26,21 @@ import numpy as np
 
 from .._log import Activity
 
-__all__ = ["Person", "MOVING_ACTIVITIES", "SIMULATED_ACTIVITIES", "random_schedule", "GaitTimeline"]
+__all__ = [
+    "Person", "MOVING_ACTIVITIES", "RAMP_ACTIVITIES", "RIDE_ACTIVITIES", "SIMULATED_ACTIVITIES", "random_schedule",
+    "GaitTimeline",
+]
 
-#: Activities with steps; STANDING is the only still activity the simulator produces.
+#: Activities with steps of their own gait; STANDING is the only still activity of a random day.
 MOVING_ACTIVITIES = (Activity.WALKING, Activity.WALKING_UPSTAIRS, Activity.WALKING_DOWNSTAIRS)
-SIMULATED_ACTIVITIES = MOVING_ACTIVITIES + (Activity.STANDING,)
+#: Walking up or down a ramp: level-walking steps (a ramp of at most 1:12 barely changes the gait)
+#: while the altitude changes slowly (``_vertical``). Their steps keep the ramp's code as truth.
+RAMP_ACTIVITIES = (Activity.RAMP_UP, Activity.RAMP_DOWN)
+#: Riding a lift or an escalator: the person stands, takes no step, and is carried up or down.
+RIDE_ACTIVITIES = (Activity.LIFT_UP, Activity.LIFT_DOWN, Activity.ESCALATOR_UP, Activity.ESCALATOR_DOWN)
+SIMULATED_ACTIVITIES = MOVING_ACTIVITIES + (Activity.STANDING,) + RAMP_ACTIVITIES + RIDE_ACTIVITIES
+#: The gait template each stepping activity walks with: its own, or level walking on a ramp.
+_GAIT_OF = {**{a: a for a in MOVING_ACTIVITIES}, Activity.RAMP_UP: Activity.WALKING, Activity.RAMP_DOWN: Activity.WALKING}
 
 # The still-standing body is not perfectly still: postural sway and breathing move a pocketed or
 # hand-held phone by a few cm/s² at 0.1–1 Hz. Three incommensurate sinusoids per axis stand in for it.
@@ -261,7 +271,10 @@ class GaitTimeline:
     bout_start, bout_activity : ndarray, shape (b,)
         Start time (s) and activity code of each bout.
     step_start, step_period, step_kind : ndarray, shape (k,)
-        Foot-strike time (s), duration until the next strike of the same bout (s), activity code.
+        Foot-strike time (s), duration until the next strike of the same bout (s), activity code
+        (the bout's: a ramp's steps are RAMP_UP or RAMP_DOWN steps, never stair steps).
+    step_gait : ndarray, shape (k,)
+        The gait each step is walked with (WALKING for a ramp's steps, else ``step_kind``).
     duration_s : float
     """
 
@@ -279,9 +292,9 @@ class GaitTimeline:
     def _build_steps(self, seconds: np.ndarray, person: Person, rng: np.random.Generator) -> None:
         starts, periods, kinds = [], [], []
         for activity, t0, length in zip(self.bout_activity, self.bout_start, seconds):
-            if activity == Activity.STANDING:
+            if activity not in _GAIT_OF:  # standing, or standing in a lift or on an escalator
                 continue
-            nominal = 1.0 / person.cadence(activity)
+            nominal = 1.0 / person.cadence(_GAIT_OF[activity])
             n_max = int(np.ceil(length / (nominal * 0.85))) + 1
             period = nominal * (1.0 + person.step_cv * np.clip(rng.standard_normal(n_max), -3.0, 3.0))
             ends = np.cumsum(period)
@@ -294,23 +307,26 @@ class GaitTimeline:
         self.step_start = np.concatenate([np.zeros(0), *starts])
         self.step_period = np.concatenate([np.zeros(0), *periods])
         self.step_kind = np.concatenate([np.zeros(0, np.int8), *kinds])
+        gait_of = np.arange(len(Activity), dtype=np.int8)
+        gait_of[list(_GAIT_OF)] = list(_GAIT_OF.values())
+        self.step_gait = gait_of[self.step_kind]
         k = self.step_start.size
         cadence = np.ones(len(Activity))
         cadence[list(MOVING_ACTIVITIES)] = [person.cadence(a) for a in MOVING_ACTIVITIES]
-        rise = np.where(self.step_kind == Activity.WALKING, 1.0, person.stair_rise_m / _NOMINAL_RISE_M)
+        rise = np.where(self.step_gait == Activity.WALKING, 1.0, person.stair_rise_m / _NOMINAL_RISE_M)
         # The same excursion in less time needs (T_nominal / T)² more acceleration.
         self._step_gain = (
             person.vertical_gain
             * np.exp(person.amplitude_cv * rng.standard_normal(k))
-            * (1.0 / (cadence[self.step_kind] * self.step_period)) ** 2
+            * (1.0 / (cadence[self.step_gait] * self.step_period)) ** 2
             * rise
         )
         # A longer level step means a larger forward speed swing; on stairs the tread fixes progress.
         self._forward_scale = np.where(
-            self.step_kind == Activity.WALKING, person.step_length_m / _NOMINAL_STEP_LENGTH_M, 1.0
+            self.step_gait == Activity.WALKING, person.step_length_m / _NOMINAL_STEP_LENGTH_M, 1.0
         )
         # Mean horizontal speed: one step length (level) or one tread (stairs) per step.
-        progress = np.where(self.step_kind == Activity.WALKING, person.step_length_m, _STAIR_GOING_M)
+        progress = np.where(self.step_gait == Activity.WALKING, person.step_length_m, _STAIR_GOING_M)
         self._step_speed = progress / self.step_period
         self._step_shift = _PHASE_JITTER * np.clip(rng.standard_normal(k), -2.0, 2.0)
         self._step_width_factor = np.exp(_WIDTH_SPREAD * np.clip(rng.standard_normal((k, 2)), -2.5, 2.5))
@@ -357,7 +373,7 @@ class GaitTimeline:
 
     def stride_wave(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """sin(π(k + φ)), the leg-swing oscillation (one period per stride), its time derivative, and
-        each time's activity code (0 when still).
+        the gait each time is walked with (0 when still).
 
         Being zero at each foot strike makes the swing continuous where walking starts and stops.
         """
@@ -367,7 +383,7 @@ class GaitTimeline:
         angle = np.pi * (k + phase)
         wave = np.where(moving, np.sin(angle), 0.0)
         rate = np.where(moving, np.pi * np.cos(angle) / self.step_period[k], 0.0)
-        return wave, rate, np.where(moving, self.step_kind[k], 0)
+        return wave, rate, np.where(moving, self.step_gait[k], 0)
 
     def body_acceleration(self, t: np.ndarray, oscillation_gain: float = 1.0) -> np.ndarray:
         """Acceleration of the carried phone's body point in East-North-Up, m/s², shape (n, 3).
@@ -387,7 +403,7 @@ class GaitTimeline:
         gain = oscillation_gain * np.where(moving, self._step_gain[k], 0.0)
         shift = self._step_shift[k]
         peak_phase, peak_width, peak_amp, valley_phase, valley_width, forward_amp, lateral_amp = (
-            _TEMPLATE_TABLE[self.step_kind[k]].T
+            _TEMPLATE_TABLE[self.step_gait[k]].T
         )
         peak_width = np.clip(peak_width * self._step_width_factor[k, 0], *_WIDTH_RANGE)
         valley_width = np.clip(valley_width * self._step_width_factor[k, 1], *_WIDTH_RANGE)

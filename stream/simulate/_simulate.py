@@ -33,15 +33,18 @@ from ._device import (
     quat_multiply,
     quat_rotate_inverse,
 )
+from ._barometer import Barometer, BarometerTimeline
 from ._gait import GaitTimeline, Person, check_schedule, random_schedule
+from ._vertical import VerticalTimeline
 
 __all__ = ["simulate", "simulate_chunks"]
 
 _DEFAULT_MINUTES = 10.0
 _RATE_RANGE_HZ = (20.0, 200.0)
 _NOISE_BLOCK = 4096
-# Independent SeedSequence children, by purpose; adding a purpose never shifts the others.
-_PERSON, _SCHEDULE, _GAIT, _DEVICE, _BIAS, _SAMPLES = range(6)
+# Independent SeedSequence children, by purpose; adding a purpose never shifts the others (the
+# barometer's is keyed directly, not spawned with the rest, so a log without one is unchanged).
+_PERSON, _SCHEDULE, _GAIT, _DEVICE, _BIAS, _SAMPLES, _BAROMETER = range(7)
 # Columns of the per-slot random block: jitter, drop, acc(3), linacc(3), gyro(3), rotvec(3).
 _JITTER, _DROP, _ACC, _LIN, _GYR, _ROT = 0, 1, slice(2, 5), slice(5, 8), slice(8, 11), slice(11, 14)
 _MAX_JITTER = 0.4  # periods: keeps consecutive timestamps ≥ 0.2 periods apart
@@ -50,7 +53,8 @@ _MAX_JITTER = 0.4  # periods: keeps consecutive timestamps ≥ 0.2 periods apart
 class _Scenario:
     """Everything drawn from the seed, and the rendering of sample slots [i0, i1) into a SensorLog."""
 
-    def __init__(self, duration_s, rate_hz, seed, schedule, person, placement, sensors, reorient_per_hour, start_ns):
+    def __init__(self, duration_s, rate_hz, seed, schedule, person, placement, sensors, reorient_per_hour, start_ns,
+                 barometer):
         self.seed, self.rate_hz, self.start_ns = seed, float(rate_hz), start_ns
         self.sensors = sensors
         root = np.random.SeedSequence(seed)
@@ -63,6 +67,11 @@ class _Scenario:
         if placement is None:
             placement = str(rng[_DEVICE].choice(sorted(PLACEMENTS)))
         self.device = DeviceTimeline(self.gait, placement, reorient_per_hour, rng[_DEVICE])
+        # The altitude draws nothing: it follows from the steps and the bouts.
+        self.vertical = VerticalTimeline(self.gait, self.person)
+        self.barometer = None if barometer is None else BarometerTimeline(
+            barometer, self.vertical, self.gait, placement, np.random.SeedSequence(seed, spawn_key=(_BAROMETER,))
+        )
         bias = rng[_BIAS].standard_normal((3, 3))
         self.acc_bias = sensors.acc_bias * bias[0]
         self.linacc_bias = sensors.linacc_bias * bias[1]
@@ -87,6 +96,17 @@ class _Scenario:
             # quaternion convention are fixed by the data model).
             "units": "m/s2",
         }
+        if self.barometer is not None:  # only then: a log without a barometer keeps its meta
+            b = self.barometer
+            bout_end = np.append(self.gait.bout_start[1:], self.gait.duration_s)
+            self.meta["barometer"] = {
+                **asdict(barometer),
+                "site_elevation_m": b.site_elevation_m,
+                "offset_hpa": b.offset_hpa,
+                "first_reading_s": float(b.reading_times(np.array([0]))[0]),
+            }
+            # The truth a floor counter is scored against: the height at the end of each bout.
+            self.meta["bout_end_altitude_m"] = self.vertical.altitude(bout_end).tolist()
 
     def _slot_randomness(self, i0: int, i1: int) -> np.ndarray:
         """Per-slot random numbers for slots [i0, i1), independent of how the log is chunked."""
@@ -116,6 +136,8 @@ class _Scenario:
 
         quat, omega = self.device.pose(t)
         motion = self.device.acceleration(t)
+        if self.vertical.has_rides:  # a lift or escalator accelerates the whole body (and the phone)
+            motion[:, 2] += self.vertical.acceleration(t)
         gravity = np.array([0.0, 0.0, STANDARD_GRAVITY])
         acc = quat_rotate_inverse(quat, motion + gravity) + self.acc_bias + s.acc_noise * noise[:, _ACC]
         linacc = quat_rotate_inverse(quat, motion) + self.linacc_bias + s.linacc_noise * noise[:, _LIN]
@@ -139,13 +161,15 @@ class _Scenario:
             label=self.gait.activity_at(t),
             steps=steps,
             meta=self.meta,
+            pressure=None if self.barometer is None else self.barometer.at(t),
         )
 
     def _to_ns(self, seconds: np.ndarray) -> np.ndarray:
         return self.start_ns + np.round(seconds * 1e9).astype(np.int64)
 
 
-def _check_args(minutes, rate_hz, seed, schedule, person, placement, sensors, reorient_per_hour, start_ns):
+def _check_args(minutes, rate_hz, seed, schedule, person, placement, sensors, reorient_per_hour, start_ns,
+                barometer=None):
     """Validate the public arguments; return the duration in seconds and the checked schedule."""
     if not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
@@ -173,6 +197,8 @@ def _check_args(minutes, rate_hz, seed, schedule, person, placement, sensors, re
         raise TypeError(f"person must be a Person or None, got {type(person).__name__}")
     if sensors is not None and not isinstance(sensors, SensorModel):
         raise TypeError(f"sensors must be a SensorModel or None, got {type(sensors).__name__}")
+    if barometer is not None and not isinstance(barometer, Barometer):
+        raise TypeError(f"barometer must be a Barometer or None (no pressure stream), got {type(barometer).__name__}")
     if placement is not None and placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {sorted(PLACEMENTS)} or None (random), got {placement!r}")
     if not (np.isfinite(reorient_per_hour) and reorient_per_hour >= 0):
@@ -193,6 +219,7 @@ def simulate_chunks(
     sensors: SensorModel | None = None,
     reorient_per_hour: float = 6.0,
     start_ns: int = 0,
+    barometer: Barometer | None = None,
     chunk_s: float = 600.0,
 ) -> Iterator[SensorLog]:
     """Simulate a log as consecutive :class:`SensorLog` blocks of about ``chunk_s`` seconds.
@@ -209,13 +236,13 @@ def simulate_chunks(
     [50, 50, 20]
     """
     duration_s, schedule = _check_args(
-        minutes, rate_hz, seed, schedule, person, placement, sensors, reorient_per_hour, start_ns
+        minutes, rate_hz, seed, schedule, person, placement, sensors, reorient_per_hour, start_ns, barometer
     )
     if not (isinstance(chunk_s, numbers.Real) and chunk_s > 0):
         raise ValueError(f"chunk_s must be a number of seconds > 0, got {chunk_s!r}")
     scenario = _Scenario(
         duration_s, rate_hz, int(seed), schedule, person, placement,
-        SensorModel() if sensors is None else sensors, reorient_per_hour, int(start_ns),
+        SensorModel() if sensors is None else sensors, reorient_per_hour, int(start_ns), barometer,
     )
     per_chunk = max(1, int(round(chunk_s * rate_hz)))
     for i0 in range(0, scenario.n_slots, per_chunk):
@@ -236,9 +263,10 @@ def simulate(
     sensors: SensorModel | None = None,
     reorient_per_hour: float = 6.0,
     start_ns: int = 0,
+    barometer: Barometer | None = None,
 ) -> SensorLog:
     """Simulate a phone carried by one person: accelerometer, gyroscope, rotation vector, linear
-    acceleration, per-sample activity labels and every foot strike.
+    acceleration, optionally air pressure, per-sample activity labels and every foot strike.
 
     Parameters
     ----------
@@ -251,7 +279,10 @@ def simulate(
         identical arrays.
     schedule : sequence of (activity, seconds), optional
         Explicit bouts, activities from ``Activity.WALKING``, ``WALKING_UPSTAIRS``,
-        ``WALKING_DOWNSTAIRS``, ``STANDING``. Excludes ``minutes``.
+        ``WALKING_DOWNSTAIRS``, ``STANDING``, and the vertical motions without stair steps
+        ``LIFT_UP``/``LIFT_DOWN``, ``ESCALATOR_UP``/``ESCALATOR_DOWN`` (standing, carried) and
+        ``RAMP_UP``/``RAMP_DOWN`` (level-gait steps on a 1:12 slope); see :func:`building_walk`
+        for walks between floors. Excludes ``minutes``.
     person : Person, optional
         Gait parameters; drawn from the seed when omitted.
     placement : {"trouser_pocket", "jacket_pocket", "hand", "bag"}, optional
@@ -262,13 +293,20 @@ def simulate(
         Mean rate of re-pocketing: a smooth 0.5–1 s rotation to a new random attitude.
     start_ns : int, default 0
         Timestamp of the first sample slot.
+    barometer : Barometer, optional
+        Adds ``pressure`` (hPa): the standard-atmosphere pressure of the true altitude with this
+        barometer's offset, noise, rounding, weather drift, building disturbances and warming,
+        held from its own readings (issue 24, "Simulator"). Drawn from a random stream of its own:
+        every other array of the log is the same with or without it. None (default): no pressure.
 
     Returns
     -------
     SensorLog
         With ``gyro``, ``rotvec``, ``linacc``, ``label`` and ``steps`` filled, and ``meta`` holding
         ``source="simulate"``, ``seed``, ``rate_hz``, ``person``, ``placement``, the attitudes,
-        re-pocketing events, schedule and sensor model.
+        re-pocketing events, schedule and sensor model; with a barometer also ``pressure``,
+        ``meta["barometer"]`` (its model, site elevation, offset) and ``meta["bout_end_altitude_m"]``
+        (the true height above the start at the end of each bout).
 
     See Also
     --------
@@ -295,7 +333,7 @@ def simulate(
     chunks = list(
         simulate_chunks(
             minutes, rate_hz, seed, schedule=schedule, person=person, placement=placement, sensors=sensors,
-            reorient_per_hour=reorient_per_hour, start_ns=start_ns, chunk_s=65536 / rate_hz,
+            reorient_per_hour=reorient_per_hour, start_ns=start_ns, barometer=barometer, chunk_s=65536 / rate_hz,
         )
     )
     return _concatenate(chunks)
@@ -307,6 +345,8 @@ def _concatenate(chunks: Sequence[SensorLog]) -> SensorLog:
         name: np.concatenate([getattr(c, name) for c in chunks])
         for name in ("t_ns", "acc", "gyro", "rotvec", "linacc", "label")
     }
+    if chunks[0].pressure is not None:
+        streams["pressure"] = np.concatenate([c.pressure for c in chunks])
     steps = StepTruth(
         np.concatenate([c.steps.t_ns for c in chunks]), np.concatenate([c.steps.kind for c in chunks])
     )
