@@ -274,3 +274,15 @@ def test_replayed_workload_prices_the_step_context_per_kept_window():
     assert report.stage_mah["step_context"] == pytest.approx(kept * 200e-6 * 20.0 * 120.0 / 3600, rel=1e-9)
     assert report.workload["extra_streams"] == {"barometer": 4.0}
     assert report.stage_mah["sensors"] == pytest.approx((0.139 + 4 * 0.005) * seconds / 3600, rel=1e-9)
+
+
+def test_ramps_are_walking_and_rides_are_idle_in_the_day_model():
+    """A ramp is walked with level-gait steps; in a lift or on an escalator the person stands."""
+    import numpy as np
+
+    from stairsense.export.energy._workload import activity_class
+    from stairsense.stream import Activity
+
+    codes = np.array([Activity.RAMP_UP, Activity.RAMP_DOWN, Activity.LIFT_UP, Activity.LIFT_DOWN,
+                      Activity.ESCALATOR_UP, Activity.ESCALATOR_DOWN, Activity.WALKING_UPSTAIRS, Activity.STANDING])
+    assert activity_class(codes).tolist() == ["walking", "walking", "idle", "idle", "idle", "idle", "stairs", "idle"]

@@ -59,8 +59,10 @@ __all__ = [
 ]
 
 #: The day is described in three activity classes (``--day "16h idle, 6h walking, 10m stairs"``).
+# A ramp is walked with level steps (the phone sees walking); in a lift or on an escalator the person
+# stands, so those rides are idle like every other posture.
 _CLASS_OF = {Activity.WALKING: "walking", Activity.WALKING_UPSTAIRS: "stairs", Activity.WALKING_DOWNSTAIRS: "stairs",
-             Activity.STAIRS: "stairs"}
+             Activity.STAIRS: "stairs", Activity.RAMP_UP: "walking", Activity.RAMP_DOWN: "walking"}
 
 
 def activity_class(codes: np.ndarray) -> np.ndarray:
