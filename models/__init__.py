@@ -23,8 +23,8 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
                    "RiverMultiTaskRegressor", "UnknownEntryError"),
     ".stairstep": ("CLASSIFIERS", "PROTOCOLS", "CVResult", "ModelFileError", "StairstepModel", "default_grid",
                    "evaluate_protocol", "load_model", "make_classifier", "make_stairstep_pipeline",
-                   "read_model_header", "save_model", "stair_counts", "stair_rates", "stair_scores", "upgrade_model_file",
-                   "TRAIN_DEFAULTS", "TrainRecipe"),
+                   "read_model_header", "save_model", "stair_counts", "stair_rates", "stair_scores",
+                   "upgrade_model_file", "TRAIN_DEFAULTS", "TrainRecipe"),
 })
 
 __all__ = [

@@ -49,7 +49,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--k", type=positive(int),
                    help=f"features EasyMKL keeps (default: the --config file's train.k, else {TRAIN_DEFAULTS.k})")
     # Why these defaults: stairsense.models.TrainRecipe, where they are defined.
-    p.add_argument("--lam", type=unit_interval, default=TRAIN_DEFAULTS.lam, help="KOMD's Λ in [0, 1] (default %(default)s)")
+    p.add_argument("--lam", type=unit_interval, default=TRAIN_DEFAULTS.lam,
+                   help="KOMD's Λ in [0, 1] (default %(default)s)")
     p.add_argument("--gamma", default=TRAIN_DEFAULTS.gamma, type=gamma_arg,
                    help="RBF γ on the [-1, 1]-scaled features, or 'scale' (default %(default)s)")
     p.add_argument("--landmarks", type=landmarks_arg, default=TRAIN_DEFAULTS.n_landmarks or 0, metavar="N",
