@@ -1,11 +1,11 @@
 """The shipped stair-step model on real recordings in every placement (issue 23), beside a random-forest peer.
 
-What is measured is **today's** ``stairsense train``: its default configuration and model, read from
-the command's own argument parser (``PipelineConfig()`` — native rate, ``orientation="auto"``,
+What is measured is **today's** ``stairsense train``: its shipped recipe,
+``stairsense.models.TRAIN_DEFAULTS`` (``PipelineConfig()`` — native rate, ``orientation="auto"``,
 which is ``vertical`` on every one of these recordings, step context 5 — and 300-landmark Nyström
-KOMD with Λ = 0.01, γ = 2⁻⁵ on EasyMKL's top 49 of the 115 features), trained on windows that
-``stairsense train``'s own loading path cuts (``stairsense._train``: ``load_labelled_logs``,
-``prepare_logs``, ``window_dataset``) and fitted with ``StairstepModel.train`` as ``train`` does.
+KOMD with Λ = 0.01, γ = 2⁻⁵ on EasyMKL's top 49 of the 115 features), trained on the windows
+``stairsense train`` cuts (``stairsense.recording_windows``) and fitted with ``TrainRecipe.fit`` as
+``train`` does.
 Training "across placements" is the union of every set's training subjects, UCI HAPT included.
 
 Protocols, folds fixed by ``--seed``:
@@ -25,8 +25,8 @@ tested once per protocol, by a model that never saw its subject):
   stairs trials, WEDA's stairs files (labelled per file, so this is the stair share of steps on
   ``D03`` files; the level steps between flights count as stairs), UCI HAPT's stairs segments.
 * **level walking called stairs**: share of kept step windows whose every sample is labelled
-  WALKING that are decided STAIR — MobiFall ``WAL``, WEDA ``D01``, GeoTecINIT walking and turning
-  (phone and watch), IPIN's walk from the first to the last way-point, every Oxford recording
+  WALKING (``WindowDataset.activity``) that are decided STAIR — MobiFall ``WAL``, WEDA ``D01``,
+  GeoTecINIT walking and turning (phone and watch), IPIN's walk from the first to the last way-point, every Oxford recording
   (per placement), UCI HAPT walking.
 * **F1** of STAIR over all labelled windows of a set where it has both classes.
 * **MobiFall stairs trials** (10 stairs each): share of trials whose stair steps (kept windows
@@ -34,7 +34,8 @@ tested once per protocol, by a model that never saw its subject):
   beside the plain counter (``_plain_counter.PlainCounter()`` at its constructor defaults).
 * **IPIN calibration opening** (the phone waved, then held still, before the first way-point; its
   own case, no target): share of kept windows there decided STAIR. These windows are test-only:
-  ``stairsense train`` drops them (unlabelled), so no model trains on them.
+  ``stairsense train`` drops them (unlabelled; ``recording_windows(keep_unlabelled=True)`` keeps
+  them), so no model trains on them.
 
 The peer is the issue's: a random forest (200 trees, ``bench_robustness``'s) on fixed 2.56 s windows
 (50 % overlap, every log resampled to 50 Hz), features by ``bench_robustness._fixed_window_features``
@@ -62,7 +63,7 @@ for _name in ONE_THREAD_VARIABLES:
 import argparse  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from dataclasses import dataclass, field, replace  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -72,17 +73,16 @@ from bench_robustness import _fixed_window_features  # noqa: E402
 from sklearn.ensemble import RandomForestClassifier  # noqa: E402
 from sklearn.model_selection import GroupKFold  # noqa: E402
 
-from stairsense.features import AMBIGUOUS, STAIR, window_dataset, window_labels  # noqa: E402
-from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E402
-from stairsense.models.stairstep import heading_invariant_mask  # noqa: E402
+from stairsense import recording_windows  # noqa: E402
+from stairsense.features import AMBIGUOUS, STAIR, window_labels  # noqa: E402
+from stairsense.models import TRAIN_DEFAULTS, TrainRecipe, stair_rates  # noqa: E402
 from stairsense.stream import MOBIFALL_STAIRS_PER_TRIAL, Activity, resample  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-# The loaders are measured (they make the windows and their labels), the training path and its
-# defaults (`stairsense train`'s parser), the model, and the peer's code in bench_robustness.
-MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "stairsense/_train.py",
-            "stairsense/_cli_train.py", "stairsense/_cli_common.py", "benchmarks/bench_robustness.py",
-            "benchmarks/_plain_counter.py")
+# The loaders are measured (they make the windows and their labels), the path from recordings to
+# windows, the recipe and the model, and the peer's code in bench_robustness.
+MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "stairsense/_recordings.py",
+            "benchmarks/bench_robustness.py", "benchmarks/_plain_counter.py")
 
 # (set, folder under the data root); UCI HAPT is always trained on and never held out as a set.
 SETS = (("mobifall", ("mobifall-pocket",)), ("weda", ("weda-wrist",)), ("geotec", ("geotec-pocket-wrist", "DATA")),
@@ -99,44 +99,6 @@ WALK_TARGET, RECALL_TARGET, TRIAL_TARGET, STEP_TARGET = 0.05, 0.85, 0.90, 0.95
 UCI_F1_TARGET, UCI_UP_TARGET = 0.93, 0.9
 RECALL_TARGET_SETS = ("mobifall", "weda")
 PEERS = ("RF acc", "RF acc + gyro")
-
-
-# ------------------------------------------------------------------ the shipped training recipe
-
-
-@dataclass(frozen=True)
-class TrainDefaults:
-    """What a bare ``stairsense train DATA --out MODEL`` fits, read from the command's parser."""
-
-    config: object
-    k: int
-    lam: float
-    gamma: float
-    n_landmarks: int | None
-    invariant: bool
-
-    @classmethod
-    def of_cli(cls) -> TrainDefaults:
-        from stairsense._cli_common import config_from_args
-        from stairsense.cli import build_parser
-
-        args = build_parser().parse_args(["train", "DATA", "--out", "model.stairsense"])
-        # cmd_train's fallback when neither --k nor a --config file sets it
-        return cls(config_from_args(args), args.k or 49, args.lam, args.gamma, args.landmarks or None,
-                   args.invariant_features)
-
-    def describe(self) -> str:
-        c = self.config
-        return (f"rate {c.rate_hz or 'native'}, orientation {c.orientation}, segmentation {c.segmentation}, "
-                f"step context {c.step_context}; k = {self.k}, Λ = {self.lam}, γ = {self.gamma}, "
-                f"landmarks {self.n_landmarks}, invariant features {self.invariant}")
-
-    def fit(self, X, y, feature_names, groups) -> StairstepModel:
-        """``train_from_recordings``'s pipeline and ``StairstepModel.train`` call on these windows."""
-        pipe = make_stairstep_pipeline(k=self.k, lam=self.lam, gamma=self.gamma, n_landmarks=self.n_landmarks,
-                                       random_state=0,
-                                       allowed=heading_invariant_mask(feature_names) if self.invariant else None)
-        return StairstepModel.train(pipe, X, y, config=self.config, feature_names=feature_names, groups=groups)
 
 
 # ------------------------------------------------------------------ windows of every set
@@ -185,63 +147,42 @@ def _subject(set_name: str, meta: dict, path_name: str) -> str:
     return subject if subject.startswith(set_name) else f"{set_name}-{subject}"
 
 
-def _all_walking(label: np.ndarray, t_ns: np.ndarray, start_ns: np.ndarray, end_ns: np.ndarray) -> np.ndarray:
-    """Whether every sample of the log between each start and end time is labelled WALKING."""
-    other = np.concatenate([[0], np.cumsum(label != int(Activity.WALKING))])
-    first = np.searchsorted(t_ns, start_ns, side="left")
-    last = np.searchsorted(t_ns, end_ns, side="right")
-    return (other[last] - other[first]) == 0
-
-
-def _ipin_opening(log):
-    """IPIN's log with its calibration opening labelled STANDING, so its windows can be scored apart."""
-    label = log.label.copy()
-    label[log.t_ns < log.meta["walk_ns"][0]] = int(Activity.STANDING)
-    return replace(log, label=label)
-
-
-def load_sets(train: TrainDefaults, progress: bool) -> tuple[Table, list[Recording], list[str], dict]:
-    """Step windows of every set through ``stairsense train``'s loading path, and the loaded logs."""
-    from stairsense._train import _dataset
-
-    config = train.config
+def load_sets(train: TrainRecipe, progress: bool) -> tuple[Table, list[Recording], list[str], dict]:
+    """Step windows of every set as ``stairsense train`` cuts them (``recording_windows``), and the logs."""
     parts, recordings, info = [], [], {}
     for set_name, folder in SETS:
         started = time.perf_counter()
+        # IPIN's calibration opening is unlabelled: kept here, its windows are scored apart (test only)
+        opening = set_name == "ipin"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # Oxford's patient folders without accelerometer.csv
-            ds, methods, logs = _dataset([str(data_dir(*folder))], config, progress)
+            found = recording_windows([str(data_dir(*folder))], train.config, keep_unlabelled=opening,
+                                      progress=progress)
+        ds, logs, methods = found.dataset, found.logs, found.orientation_methods
         offset = len(recordings)
         for log in logs:
             meta = log.meta
             recordings.append(Recording(set_name, _subject(set_name, meta, Path(meta.get("path", "?")).name),
                                         str(meta.get("placement", "unknown")).lower(), log,
                                         str(meta.get("activity_code", ""))))
-        li = ds.log_index
-        walking = np.zeros(len(ds), bool)
-        for i in np.unique(li):
-            rows = li == i
-            walking[rows] = _all_walking(logs[i].label, logs[i].t_ns, ds.t_start_ns[rows], ds.t_end_ns[rows])
+        calibration = np.zeros(len(ds), bool)
+        if opening:
+            walk_start = np.array([logs[i].meta["walk_ns"][0] for i in ds.log_index], dtype=np.int64)
+            calibration = ds.t_end_ns < walk_start
+        keep = (ds.y != AMBIGUOUS) | calibration
+        y = np.where(calibration, 0, ds.y)[keep]  # the opening is scored as NO_STAIR
+        li = ds.log_index[keep]
         rec = [recordings[offset + i] for i in li]
-        parts.append(Table(ds.X, ds.y.astype(int), ds.direction, np.full(len(ds), set_name, object),
+        parts.append(Table(ds.X[keep], y.astype(int), ds.direction[keep], np.full(li.size, set_name, object),
                            np.array([r.placement for r in rec], object), np.array([r.subject for r in rec], object),
-                           li + offset, walking, np.zeros(len(ds), bool)))
-        if set_name == "ipin":
-            opening = window_dataset([_ipin_opening(log) for log in logs], config)
-            walk_start = np.array([logs[i].meta["walk_ns"][0] for i in opening.log_index])
-            keep = (opening.t_end_ns < walk_start) & (opening.y == 0)
-            rec = [recordings[offset + i] for i in opening.log_index[keep]]
-            n = int(keep.sum())
-            parts.append(Table(opening.X[keep], np.zeros(n, int), np.zeros(n, int), np.full(n, set_name, object),
-                               np.array([r.placement for r in rec], object),
-                               np.array([r.subject for r in rec], object), opening.log_index[keep] + offset,
-                               np.zeros(n, bool), np.ones(n, bool)))
-        info[set_name] = {"logs": len(logs), "windows": len(ds), "stair": int(ds.y.sum()),
-                          "ambiguous": ds.n_ambiguous, "rejected": ds.n_rejected, "orientation": methods,
+                           li + offset, ds.activity[keep] == int(Activity.WALKING), calibration[keep]))
+        info[set_name] = {"logs": len(logs), "windows": int(np.sum(ds.y != AMBIGUOUS)),
+                          "stair": int(np.sum(ds.y == STAIR)), "ambiguous": ds.n_ambiguous,
+                          "rejected": ds.n_rejected, "orientation": methods,
                           "subjects": len({r.subject for r in recordings[offset:]}),
                           "seconds": time.perf_counter() - started}
-        print(f"{set_name}: {len(logs)} logs, {len(ds)} windows ({int(ds.y.sum())} STAIR), orientation {methods}",
-              flush=True)
+        print(f"{set_name}: {len(logs)} logs, {info[set_name]['windows']} windows ({info[set_name]['stair']} STAIR), "
+              f"orientation {methods}", flush=True)
     return Table.concatenate(parts), recordings, list(ds.feature_names), info
 
 
@@ -313,7 +254,7 @@ class Run:
     trained: list = field(default_factory=list)
 
 
-def run_protocol(name, folds, ours: Table, peer: Table, train: TrainDefaults, feature_names, max_train, seed,
+def run_protocol(name, folds, ours: Table, peer: Table, train: TrainRecipe, feature_names, max_train, seed,
                  trees) -> Run:
     """``folds``: (label, test mask of ours, test mask of the peer's windows) per fold."""
     rng = np.random.default_rng(seed)
@@ -326,7 +267,7 @@ def run_protocol(name, folds, ours: Table, peer: Table, train: TrainDefaults, fe
             continue
         pick = capped(np.flatnonzero(~test & ours.trainable), strata, max_train, rng)
         cpu = time.process_time()
-        model = train.fit(ours.X[pick], ours.y[pick], feature_names, ours.subject[pick])
+        model = train.fit(ours.X[pick], ours.y[pick], feature_names, groups=ours.subject[pick])
         run.fit_s.append(time.process_time() - cpu)
         run.trained.append(pick.size)
         run.ours[test] = model.predict(ours.X[test])
@@ -346,19 +287,13 @@ def run_protocol(name, folds, ours: Table, peer: Table, train: TrainDefaults, fe
 
 
 def rates(y, pred, walking, direction, rows) -> dict:
-    """Recall, walking-called-stairs, F1 and stairs-up recall over ``rows`` (tested windows only)."""
-    rows = rows & (pred >= 0)
-    stair, negative, walk = rows & (y == 1), rows & (y == 0), rows & walking
-    called = pred == 1
-    out = {"n_stair": int(stair.sum()), "n_walk": int(walk.sum()),
-           "recall": float(called[stair].mean()) if stair.any() else None,
-           "walk": float(called[walk].mean()) if walk.any() else None, "f1": None, "up": None}
-    if stair.any() and negative.any():
-        out["f1"] = float(2 * np.sum(called & stair) / (np.sum(called & rows) + stair.sum()))
-    up = stair & (direction == int(Activity.WALKING_UPSTAIRS))
-    if up.any():
-        out["up"] = float(called[up].mean())
-    return out
+    """``stair_rates`` (recall, walking called stairs, F1) over ``rows``, and stairs-up recall."""
+    tested = np.where(rows, pred, -1)
+    figures = stair_rates(tested, y, np.where(walking, int(Activity.WALKING), int(Activity.UNLABELLED)))
+    up = (tested >= 0) & (y == 1) & (direction == int(Activity.WALKING_UPSTAIRS))
+    return {"n_stair": figures["stair_windows"], "n_walk": figures["walking_windows"],
+            "recall": figures["stair_recall"], "walk": figures["walking_called_stairs"], "f1": figures["f1"],
+            "up": float(np.mean(pred[up] == 1)) if up.any() else None}
 
 
 def fmt_rate(x) -> str:
@@ -498,7 +433,7 @@ def main(argv=None):
         args.folds, args.max_train, args.trees = 2, 2000, 50
     wall0, cpu0, load_before = time.perf_counter(), time.process_time(), load_average()
 
-    train = TrainDefaults.of_cli()
+    train = TRAIN_DEFAULTS
     ours, recordings, feature_names, info = load_sets(train, progress=False)
     peer = peer_windows(recordings)
     print(f"{ours.y.size} step windows, {peer.y.size} fixed windows", flush=True)
@@ -523,7 +458,8 @@ def main(argv=None):
              f"fits of ours and twice as many forests); load average {load_before} before, {load_average()} "
              "after (1/5/15 min, 2 shared cores).", "",
              __doc__.split("\n\n", 1)[1].rsplit("\n\nWrites", 1)[0], "",
-             f"Shipped training defaults read from `stairsense train`'s parser: {train.describe()}.", "",
+             f"Shipped training recipe (`stairsense.models.TRAIN_DEFAULTS`, what `stairsense train` fits): "
+             f"{train.describe()}.", "",
              f"Training windows per fold: at most {args.max_train} of each model's (a subsample: `stairsense "
              "train` itself fits on every window; the cap keeps the run near 20 CPU-minutes). Our fits took "
              + ", ".join(f"{name}: median {np.median(r.fit_s):.0f} CPU-s on {int(np.median(r.trained))} windows"

@@ -15,6 +15,7 @@ from ._step_context import (
 from ._streaming import WindowFeatureAccumulator
 from ._window_rows import (
     AMBIGUOUS,
+    MIXED_ACTIVITY,
     NO_STAIR,
     STAIR,
     WindowDataset,
@@ -22,6 +23,7 @@ from ._window_rows import (
     WindowRowStage,
     feature_names_for,
     step_signals,
+    window_activity,
     window_dataset,
     window_labels,
 )
@@ -61,6 +63,8 @@ __all__ = [
     "feature_names_for",
     "step_signals",
     "window_labels",
+    "MIXED_ACTIVITY",
+    "window_activity",
     "WindowRows",
     "WindowRowStage",
     "WindowDataset",

@@ -38,6 +38,8 @@ __all__ = [
     "feature_names_for",
     "step_signals",
     "window_labels",
+    "MIXED_ACTIVITY",
+    "window_activity",
     "WindowRows",
     "WindowRowStage",
     "WindowDataset",
@@ -46,6 +48,8 @@ __all__ = [
 
 #: Window labels: every sample on stairs, no sample on stairs (and all labelled), anything else.
 NO_STAIR, STAIR, AMBIGUOUS = 0, 1, -1
+#: The activity of a window whose samples do not all share one Activity code (no Activity is negative).
+MIXED_ACTIVITY = -1
 
 _STAIR_CODES = np.array([int(a) for a in STAIR_ACTIVITIES])
 
@@ -105,6 +109,27 @@ def window_labels(labels: np.ndarray, index: np.ndarray, offsets: np.ndarray) ->
     return y, direction
 
 
+def window_activity(labels: np.ndarray, index: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Activity of each ragged window ``labels[index[offsets[w]:offsets[w + 1]]]``: the Activity code
+    every sample of it shares, else :data:`MIXED_ACTIVITY`.
+
+    The same every-sample rule as :func:`window_labels`, one level finer: it tells level walking
+    (``Activity.WALKING``) from the other NO_STAIR windows, which "level walking called stairs"
+    counts, and an unlabelled stretch (``Activity.UNLABELLED``) from a window straddling two activities.
+
+    >>> import numpy as np
+    >>> labels = np.array([1, 1, 2, 2, 2, 1, 0])
+    >>> window_activity(labels, np.arange(7), np.array([0, 2, 5, 7]))
+    array([ 1,  2, -1])
+    """
+    lab = np.asarray(labels)[index].astype(np.int64)
+    if offsets.size < 2:
+        return np.zeros(0, np.int64)
+    starts = offsets[:-1]
+    low, high = np.minimum.reduceat(lab, starts), np.maximum.reduceat(lab, starts)
+    return np.where(low == high, low, MIXED_ACTIVITY).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class WindowRows:
     """The rows of some kept windows, in the order they closed.
@@ -121,6 +146,8 @@ class WindowRows:
     t_start_ns, t_end_ns : ndarray of int64, shape (W,)
     label, direction : ndarray of int, shape (W,), or None
         :func:`window_labels` of a labelled log, None when the log has no labels.
+    activity : ndarray of int, shape (W,), or None
+        :func:`window_activity` of a labelled log, None when the log has no labels.
     """
 
     samples: np.ndarray
@@ -130,6 +157,7 @@ class WindowRows:
     t_end_ns: np.ndarray
     label: np.ndarray | None = None
     direction: np.ndarray | None = None
+    activity: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.offsets.size - 1)
@@ -224,10 +252,11 @@ class WindowRowStage:
             shape = step_shape_features(self._signals[index, 0], self._signals[index, 1], offsets, self.dt)
             context = np.array([self._context.push_shape(row, a, b) for row, a, b in zip(shape, t_start, t_end)],
                                dtype=np.float64).reshape(-1, len(STEP_CONTEXT_NAMES))
-        label = direction = None
+        label = direction = activity = None
         if self.labelled:
             label, direction = window_labels(self._labels, index, offsets)
-        return WindowRows(self._samples[index], offsets, context, t_start, t_end, label, direction)
+            activity = window_activity(self._labels, index, offsets)
+        return WindowRows(self._samples[index], offsets, context, t_start, t_end, label, direction, activity)
 
     def _extend(self, t_ns, samples, signals, labels) -> None:
         if self._samples is None:
@@ -257,14 +286,20 @@ class WindowDataset:
         :meth:`WindowRows.features`: 79 Table 12.1 features (158 for Mizell), then the 36
         step-context ones when ``config.step_context > 0`` (:func:`feature_names_for`).
     y : ndarray of int, shape (m,)
-        :data:`STAIR` or :data:`NO_STAIR` (:func:`window_labels`; ambiguous windows are left out).
+        :data:`STAIR` or :data:`NO_STAIR` (:func:`window_labels`); ambiguous windows are left out,
+        unless the dataset was built with ``keep_unlabelled``, where they are :data:`AMBIGUOUS`.
     groups : ndarray of object, shape (m,)
         Subject of each window (``meta["subject"]``, else the log's index) for leave-subjects-out.
     direction : ndarray of int, shape (m,)
         Activity code of STAIR windows (2 up, 3 down), 0 otherwise: the optional sub-label.
+    activity : ndarray of int, shape (m,)
+        The Activity code every sample of the window shares, else :data:`MIXED_ACTIVITY`
+        (:func:`window_activity`): ``Activity.WALKING`` marks level walking among the NO_STAIR
+        windows, ``Activity.UNLABELLED`` the windows of unlabelled stretches and logs.
     log_index, t_start_ns, t_end_ns : ndarray, shape (m,)
     n_ambiguous : int
-        Kept windows left out because they straddle a stair boundary or unlabelled samples.
+        Kept windows that straddle a stair boundary or unlabelled samples (left out, or kept with
+        ``y`` = :data:`AMBIGUOUS`).
     n_rejected : int
         Windows the duration filter rejected (never classified; NO_STAIR by definition).
     """
@@ -273,6 +308,7 @@ class WindowDataset:
     y: np.ndarray
     groups: np.ndarray
     direction: np.ndarray
+    activity: np.ndarray
     log_index: np.ndarray
     t_start_ns: np.ndarray
     t_end_ns: np.ndarray
@@ -280,27 +316,41 @@ class WindowDataset:
     n_ambiguous: int = 0
     n_rejected: int = 0
 
+    _COLUMNS = ("X", "y", "groups", "direction", "activity", "log_index", "t_start_ns", "t_end_ns")
+
     def __len__(self) -> int:
         return int(self.y.size)
 
     @classmethod
-    def of_log(cls, result: FrontEndResult, config: PipelineConfig, log_index: int = 0) -> WindowDataset:
+    def of_log(cls, result: FrontEndResult, config: PipelineConfig, log_index: int = 0, *,
+               keep_unlabelled: bool = False) -> WindowDataset:
         """The kept, unambiguous windows of one labelled log from its front-end result (``result.log``
         is the log the front end ran on; ``meta["subject"]`` groups its windows, else ``log_index``).
 
         Every kept window enters the step context (a phone does not know the labels); the ambiguous
-        ones then leave the dataset.
+        ones then leave the dataset, unless ``keep_unlabelled``: then every kept window stays, the
+        ambiguous ones with ``y`` = :data:`AMBIGUOUS`, and a log without labels is accepted (all its
+        windows ambiguous, of activity ``Activity.UNLABELLED``) — what counting a model's decisions on
+        unlabelled recordings needs. The labelled rows are the same either way.
         """
         log = result.log
-        if log.label is None:
+        labelled = log.label is not None
+        if not labelled and not keep_unlabelled:
             raise ValueError(f"log {log.meta.get('path', log_index)} has no per-sample labels; cannot build a "
                              "training set")
-        rows = WindowRowStage(config, log.rate_hz, labelled=True).process(result)
-        good = rows.label != AMBIGUOUS
+        rows = WindowRowStage(config, log.rate_hz, labelled=labelled).process(result)
+        if labelled:
+            label, direction, activity = rows.label, rows.direction, rows.activity
+        else:
+            label = np.full(len(rows), AMBIGUOUS, np.int64)
+            direction = np.zeros(len(rows), np.int64)
+            activity = np.full(len(rows), int(Activity.UNLABELLED), np.int64)
+        good = np.ones(len(rows), bool) if keep_unlabelled else label != AMBIGUOUS
         n = int(good.sum())
-        return cls(rows.features()[good], rows.label[good], np.full(n, log.meta.get("subject", log_index), dtype=object),
-                   rows.direction[good], np.full(n, log_index), rows.t_start_ns[good], rows.t_end_ns[good],
-                   feature_names_for(config), n_ambiguous=len(rows) - n, n_rejected=int((~result.windows.kept).sum()))
+        return cls(rows.features()[good], label[good], np.full(n, log.meta.get("subject", log_index), dtype=object),
+                   direction[good], activity[good], np.full(n, log_index), rows.t_start_ns[good],
+                   rows.t_end_ns[good], feature_names_for(config), n_ambiguous=int(np.sum(label == AMBIGUOUS)),
+                   n_rejected=int((~result.windows.kept).sum()))
 
     @classmethod
     def concatenate(cls, parts) -> WindowDataset:
@@ -308,22 +358,24 @@ class WindowDataset:
         parts = list(parts)
         if not parts:
             raise ValueError("no logs given")
-        columns = ("X", "y", "groups", "direction", "log_index", "t_start_ns", "t_end_ns")
-        return cls(*(np.concatenate([getattr(p, c) for p in parts]) for c in columns),
+        return cls(*(np.concatenate([getattr(p, c) for p in parts]) for c in cls._COLUMNS),
                    feature_names=parts[0].feature_names, n_ambiguous=sum(p.n_ambiguous for p in parts),
                    n_rejected=sum(p.n_rejected for p in parts))
 
 
-def window_dataset(logs, config: PipelineConfig, *, progress: bool = False) -> WindowDataset:
+def window_dataset(logs, config: PipelineConfig, *, keep_unlabelled: bool = False,
+                   progress: bool = False) -> WindowDataset:
     """Run every labelled log through the front end (resampled to ``config.rate_hz`` if set) and
     return their kept, unambiguous windows (:meth:`WindowDataset.of_log`).
 
     Logs need per-sample ``label`` (UCI HAPT, the simulator) and must be gap-free; the step context
-    runs within each log.
+    runs within each log. ``keep_unlabelled`` keeps every kept window, ambiguous ones and those of
+    logs without labels included, with ``y`` = :data:`AMBIGUOUS`.
     """
     from stairsense.stream import run_front_end
     from tqdm.auto import tqdm
 
     logs = tqdm(list(logs), desc="windows", disable=not progress, unit="log")
-    return WindowDataset.concatenate(WindowDataset.of_log(run_front_end(log, config), config, i)
+    return WindowDataset.concatenate(WindowDataset.of_log(run_front_end(log, config), config, i,
+                                                          keep_unlabelled=keep_unlabelled)
                                      for i, log in enumerate(logs))

@@ -23,10 +23,13 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
                    "RiverMultiTaskRegressor", "UnknownEntryError"),
     ".stairstep": ("CLASSIFIERS", "PROTOCOLS", "CVResult", "ModelFileError", "StairstepModel", "default_grid",
                    "evaluate_protocol", "load_model", "make_classifier", "make_stairstep_pipeline",
-                   "read_model_header", "save_model", "stair_counts", "stair_scores", "upgrade_model_file"),
+                   "read_model_header", "save_model", "stair_counts", "stair_rates", "stair_scores",
+                   "upgrade_model_file", "TRAIN_DEFAULTS", "TrainRecipe"),
 })
 
 __all__ = [
+    "TrainRecipe",
+    "TRAIN_DEFAULTS",
     "StairstepModel",
     "make_stairstep_pipeline",
     "save_model",
@@ -40,6 +43,7 @@ __all__ = [
     "default_grid",
     "stair_counts",
     "stair_scores",
+    "stair_rates",
     "PROTOCOLS",
     "CLASSIFIERS",
     "ADMMMultiTaskClassifier",

@@ -1,8 +1,9 @@
 """stairsense: streaming phone-motion pipeline and stair-step recognition.
 
 The composition layer: ``replay`` runs a log through the on-device pipeline; ``window_dataset``
-(from ``stairsense.features``) turns labelled logs into training rows; ``evaluate_model`` scores a
-model file on labelled recordings; ``front_end`` is
+(from ``stairsense.features``) turns labelled logs into training rows; ``recording_windows`` reads
+recording paths (files and dataset folders) into the windows ``stairsense train`` and ``evaluate``
+use; ``evaluate_model`` scores a model file on labelled recordings; ``front_end`` is
 ``stairsense.stream.run_front_end``. The stages live in ``stairsense.stream``,
 ``stairsense.features``, ``stairsense.models`` and ``stairsense.export``; :class:`PipelineConfig`
 lives in the bottom layer (``stairsense.stream``) and is re-exported here.
@@ -17,6 +18,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     "stairsense.features": ("WindowDataset", "window_dataset"),
     ".pipeline": ("ReplayReport", "replay"),
     "._evaluate_model": ("evaluate_model",),
+    "._recordings": ("RecordingWindows", "recording_windows"),
 })
 
 __all__ = [
@@ -25,6 +27,8 @@ __all__ = [
     "ReplayReport",
     "window_dataset",
     "WindowDataset",
+    "recording_windows",
+    "RecordingWindows",
     "front_end",
     "match_steps",
     "evaluate_model",

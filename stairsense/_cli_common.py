@@ -230,11 +230,11 @@ def add_config_args(p, rate=True):
     if rate:
         p.add_argument("--rate", type=rate_arg, metavar="HZ", help="resample to this rate before the front end")
     p.add_argument("--orientation", choices=ORIENTATIONS,
-                   help="how to reach the Earth frame (default from the config: auto)")
+                   help=f"how to reach the Earth frame (default from the config: {PipelineConfig.orientation})")
     p.add_argument("--segmentation", choices=["pattern", "sliding"], help="step windows or the sliding baseline")
     p.add_argument("--step-context", type=non_negative_int, metavar="N",
                    help="add the 36 step-shape and step-context features over the last N kept steps (default from "
-                        "the config: 5); 0 = the paper's 79 Table 12.1 features only")
+                        f"the config: {PipelineConfig.step_context}); 0 = the paper's 79 Table 12.1 features only")
 
 
 def add_read_args(p):

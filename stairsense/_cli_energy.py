@@ -245,7 +245,7 @@ def cmd_optimise(args) -> int:
         write_best,
     )
 
-    from ._train import load_labelled_logs
+    from ._recordings import load_labelled_logs
 
     check_files({"--out": args.out, "--plot": args.plot}, {"--data": args.data, "--profile": _profile_file(args.profile)})
     budget = parse_budget(args.budget)

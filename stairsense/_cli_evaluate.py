@@ -7,6 +7,9 @@ from ._cli_common import (DATA_HELP, add_config_args, add_read_args, check_files
                           emit, read_options, repair_summary)
 from ._cli_types import between, positive, seed_arg
 
+# Defaults shared with `stairsense train` (a light import: no NumPy for --help).
+from stairsense.models import TRAIN_DEFAULTS
+
 
 def cmd_evaluate(args) -> int:
     from stairsense._train import evaluate
@@ -23,16 +26,31 @@ def cmd_evaluate(args) -> int:
             f"{result['recall_mean']:.3f}±{result['recall_std']:.3f}, F1 {result['f1_mean']:.3f}±{result['f1_std']:.3f} "
             f"(F1 of mean P,R: {result['f1_of_means']:.3f}); held-out false-stair rate per placement: "
             + ", ".join(f"{k} {v:.1%}" for k, v in result["false_stair_rate"].items()))
+    if args.protocol == "leave-one-set-out":
+        # The per-fold means weigh a set of 40 windows like one of 40,000, and a set without stairs
+        # scores recall 0: each held-out set's own figures are the result.
+        text += "".join(f"\n{_set_line(figures)}" for figures in result["per_set"])
     repairs = [r.to_dict() for r in reports if r.repaired]
     emit(args, {**result, "repairs": repairs}, "\n".join([text, *(line for r in repairs for line in repair_summary(r))]))
     return 0
+
+
+def _set_line(figures: dict) -> str:
+    """One held-out set and placement: stair-step recall, level walking called stairs, F1."""
+    def share(key):
+        return "–" if figures[key] is None else f"{figures[key]:.1%}"
+
+    f1 = "–" if figures["f1"] is None else f"{figures['f1']:.3f}"
+    return (f"  {figures['set']} · {figures['placement']}: stair-step recall {share('stair_recall')} of "
+            f"{figures['stair_windows']}, level walking called stairs {share('walking_called_stairs')} of "
+            f"{figures['walking_windows']}, F1 {f1}")
 
 
 def _evaluate_file(args, read, reports) -> int:
     """``evaluate --model``: the model runs with its own configuration, as in replay; flags that
     disagree with it are refused before any data is read."""
     from stairsense._evaluate_model import evaluate_model
-    from stairsense._train import load_labelled_logs
+    from stairsense._recordings import load_labelled_logs
     from stairsense.export import load_stair_model
 
     model = load_stair_model(args.model)
@@ -51,16 +69,22 @@ def _evaluate_file(args, read, reports) -> int:
 def add_parser(subparsers) -> None:
     """Register ``stairsense evaluate``."""
     p = subparsers.add_parser("evaluate", help="cross-validate a classifier on labelled recordings",
-                       description="Nested evaluation of the thesis's classifiers: leave-subjects-out (honest) or "
-                                   "nested stratified 10-fold CV; STAIR precision, recall and F1 as mean ± std.")
+                       description="Nested evaluation of the thesis's classifiers: leave-subjects-out (honest), "
+                                   "nested stratified 10-fold CV, or leave-one-set-out (each DATA argument is a set, "
+                                   "held out whole in turn); STAIR precision, recall and F1 as mean ± std, and per "
+                                   "set and placement stair-step recall, level walking called stairs and F1 (--json: "
+                                   "per_set; printed for leave-one-set-out).")
     p.add_argument("data", nargs="+", metavar="DATA", help=DATA_HELP)
     add_config_args(p)
     add_read_args(p)
-    p.add_argument("--protocol", choices=["loso", "nested-cv"], default="loso", help="default loso")
+    p.add_argument("--protocol", choices=["loso", "nested-cv", "leave-one-set-out"], default="loso",
+                   help="default loso; leave-one-set-out holds out one DATA argument per fold")
     p.add_argument("--classifier", choices=["komd", "knn", "dt"], default="komd", help="default komd")
-    p.add_argument("--k", type=positive(int), default=49, help="features EasyMKL keeps for KOMD (default 49)")
+    p.add_argument("--k", type=positive(int), default=TRAIN_DEFAULTS.k,
+                   help="features EasyMKL keeps for KOMD (default %(default)s)")
     p.add_argument("--folds", type=between(int, 2, 1000, why=" (cross-validation needs at least 2 outer folds)"),
-                   help="outer folds, 2 to 1000 (default: one per subject for loso, 10 for nested-cv)")
+                   help="outer folds, 2 to 1000 (default: one per subject for loso, 10 for nested-cv; "
+                        "leave-one-set-out has one per DATA argument)")
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
     p.add_argument("--model", metavar="FILE", help="evaluate this trained model or exported .onnx file on DATA "
                    "(held-out recordings) instead of cross-validating a classifier")

@@ -8,6 +8,9 @@ from ._cli_common import (DATA_HELP, add_config_args, add_read_args, check_files
                           read_options, repair_summary)
 from ._cli_types import gamma_arg, landmarks_arg, positive, unit_interval
 
+# The shipped recipe is the one definition of every default below (a light import: no NumPy for --help).
+from stairsense.models import TRAIN_DEFAULTS
+
 
 def cmd_train(args) -> int:
     from stairsense._train import train_from_recordings
@@ -19,10 +22,10 @@ def cmd_train(args) -> int:
     if k is None:  # a configuration file from `stairsense energy optimise` may choose it
         from stairsense.stream import config_file_section
 
-        k = config_file_section(args.config, "train").get("k", 49) if args.config else 49
-    model = train_from_recordings(args.data, config_from_args(args), k=k, lam=args.lam, gamma=args.gamma,
-                                  n_landmarks=args.landmarks or None, invariant=args.invariant_features,
-                                  progress=not args.json and sys.stderr.isatty(), read=read)
+        k = config_file_section(args.config, "train").get("k", TRAIN_DEFAULTS.k) if args.config else TRAIN_DEFAULTS.k
+    recipe = TRAIN_DEFAULTS.replace(config=config_from_args(args), k=k, lam=args.lam, gamma=args.gamma,
+                                    n_landmarks=args.landmarks or None, invariant=args.invariant_features)
+    model = train_from_recordings(args.data, recipe, progress=not args.json and sys.stderr.isatty(), read=read)
     path = save_model(model, args.out)
     summary = model.summary
     repairs = [r.to_dict() for r in reports if r.repaired]
@@ -44,19 +47,16 @@ def add_parser(subparsers) -> None:
     add_read_args(p)
     p.add_argument("--out", required=True, metavar="MODEL", help="output model file")
     p.add_argument("--k", type=positive(int),
-                   help="features EasyMKL keeps (default: the --config file's train.k, else 49)")
-    # Defaults: the (Λ, γ) that grouped inner CV picked in most folds of the Table 12.2 rebuild on
-    # UCI HAPT (benchmarks/results/table_12_2.md).
-    p.add_argument("--lam", type=unit_interval, default=0.01, help="KOMD's Λ in [0, 1] (default 0.01)")
-    p.add_argument("--gamma", default=2.0**-5, type=gamma_arg,
-                   help="RBF γ on the [-1, 1]-scaled features, or 'scale' (default 2^-5)")
-    # Issue 9: the support-vector budget is part of training, so the exported file is the trained
-    # model. 300 expansion points × 49 int8 features fit the 32 KB default export (57 bytes per point
-    # + ~10 KB of feature graph + 2 KB metadata); benchmarks/results/robustness.md measures the cost.
-    p.add_argument("--landmarks", type=landmarks_arg, default=300, metavar="N",
-                   help="train under a budget of N support vectors, 2 to 10000 (Nyström KOMD; default 300, fits the "
-                        "32 KB int8 export); 0 = exact KOMD with every support vector")
-    p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=False,
+                   help=f"features EasyMKL keeps (default: the --config file's train.k, else {TRAIN_DEFAULTS.k})")
+    # Why these defaults: stairsense.models.TrainRecipe, where they are defined.
+    p.add_argument("--lam", type=unit_interval, default=TRAIN_DEFAULTS.lam,
+                   help="KOMD's Λ in [0, 1] (default %(default)s)")
+    p.add_argument("--gamma", default=TRAIN_DEFAULTS.gamma, type=gamma_arg,
+                   help="RBF γ on the [-1, 1]-scaled features, or 'scale' (default %(default)s)")
+    p.add_argument("--landmarks", type=landmarks_arg, default=TRAIN_DEFAULTS.n_landmarks or 0, metavar="N",
+                   help="train under a budget of N support vectors, 2 to 10000 (Nyström KOMD; default %(default)s, "
+                        "fits the 32 KB int8 export); 0 = exact KOMD with every support vector")
+    p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=TRAIN_DEFAULTS.invariant,
                    help="select only features that do not depend on the phone's heading (z and norm rows)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_train)

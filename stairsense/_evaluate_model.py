@@ -19,7 +19,7 @@ from stairsense.features import AMBIGUOUS, STAIR, WindowRowStage
 from stairsense.models import stair_counts, stair_scores
 from stairsense.stream import Activity, PipelineConfig, run_front_end
 
-from ._train import prepare_logs
+from ._recordings import prepare_logs
 
 __all__ = ["evaluate_model"]
 
@@ -41,7 +41,7 @@ def evaluate_model(model_path, logs: Iterable, *, config: PipelineConfig | None 
     logs : iterable of SensorLog
         With per-sample labels; ``meta["subject"]`` and ``meta["placement"]`` group the figures.
         Logs without the streams the model's orientation reads get the virtual ones ``stairsense
-        train`` adds (:func:`~stairsense._train.prepare_logs`), so every model ``train`` makes
+        train`` adds (:func:`~stairsense._recordings.prepare_logs`), so every model ``train`` makes
         from some recordings can be scored on them.
     config : PipelineConfig, optional
         The configuration to run with; default the model's. It must agree with the model's

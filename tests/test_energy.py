@@ -364,11 +364,12 @@ def test_optimise_cli_writes_front_and_a_config_train_accepts(labelled_logs, tmp
 def test_fold_models_equal_pipelines_fitted_from_scratch(n_landmarks):
     """The optimiser fits the scaler and EasyMKL ranking once per fold and KOMD per k; that must be
     the very model ``make_stairstep_pipeline(k)`` fits from scratch (exact and Nyström KOMD)."""
-    from stairsense.export.energy._optimise import KOMD_GAMMA, KOMD_LAM, _fold_models
+    from stairsense.export.energy._optimise import _fold_models
+    from stairsense.models import TRAIN_DEFAULTS
 
     data = window_dataset([simulate(minutes=2, rate_hz=30, seed=60 + s) for s in range(2)], THESIS)
     for k, model in _fold_models(THESIS, data.X, data.y, data.feature_names, [3, 10, 79], n_landmarks):
-        reference = StairstepModel.train(make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA,
+        reference = StairstepModel.train(make_stairstep_pipeline(k=k, lam=TRAIN_DEFAULTS.lam, gamma=TRAIN_DEFAULTS.gamma,
                                                                  n_landmarks=n_landmarks, random_state=0),
                                          data.X, data.y, config=THESIS, feature_names=data.feature_names)
         np.testing.assert_array_equal(model.decision_function(data.X), reference.decision_function(data.X))
@@ -404,7 +405,7 @@ def test_grouped_optimiser_gives_the_per_configuration_records(people, tmp_path)
     matched back to their cache keys in completion order) gives each configuration the F1, windows
     and counts that evaluating it on its own gives. One process here (worker start-up would add
     ~15 s to the suite); the benchmark's cold run is the 2-process run."""
-    from stairsense._train import load_labelled_logs
+    from stairsense._recordings import load_labelled_logs
     from stairsense.export.energy import Protocol, SearchSpace, evaluate_all, evaluate_front_end
     from stairsense.stream import read_log, write_log
 

@@ -295,7 +295,7 @@ def sim_files(tmp_path_factory):
 
 def test_train_default_makes_a_step_context_model_and_evaluate_model_feeds_it(sim_files, tmp_path, capsys):
     from stairsense._evaluate_model import evaluate_model
-    from stairsense._train import load_labelled_logs
+    from stairsense._recordings import load_labelled_logs
     from stairsense.cli import main
 
     out = tmp_path / "default.model"

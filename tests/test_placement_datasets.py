@@ -219,7 +219,7 @@ def test_weda_retimes_to_50_hz_and_drops_samples_past_the_gyroscope(tmp_path):
 def test_train_and_evaluate_read_the_folders_and_replay_reads_one_file(data_dir, capsys):
     import json
 
-    from stairsense._train import load_labelled_logs
+    from stairsense._recordings import load_labelled_logs
     from stairsense.cli import main
 
     stairs = data_dir / "mobifall-pocket" / "sub3" / "ADL" / "STN"

@@ -105,7 +105,7 @@ def test_train_budget_export_and_evaluate_the_onnx_file(sim_logs, capsys):
 
 
 def test_train_reads_an_oxford_recording_as_level_walking(data_dir):
-    from stairsense._train import load_labelled_logs
+    from stairsense._recordings import load_labelled_logs
 
     folder = sorted((data_dir / "oxford-stepcounter" / "optimisation" / "data").glob("Samsung_Dario_*"))[0]
     (log,) = load_labelled_logs([folder])

@@ -24,7 +24,9 @@ from stairsense import window_dataset
 from stairsense.stream import write_log
 from stairsense.stream._log import Activity
 from stairsense.stream.simulate._simulate import simulate
-from stairsense._train import evaluate, load_labelled_logs, prepare_logs, train_from_recordings
+from stairsense._recordings import load_labelled_logs, prepare_logs
+from stairsense._train import evaluate, train_from_recordings
+from stairsense.models import TrainRecipe
 
 CONFIG = PipelineConfig(rate_hz=30, orientation="rotvec")
 
@@ -282,7 +284,7 @@ def test_predict_names_the_expected_width(model):
 
 
 # ---------------------------------------------------------------------------------------------
-# Training from logs (stairsense._train)
+# Training from logs (stairsense._train, stairsense._recordings)
 
 SCHEDULE = [(Activity.WALKING, 40.0), (Activity.WALKING_UPSTAIRS, 20.0), (Activity.STANDING, 10.0),
             (Activity.WALKING_DOWNSTAIRS, 20.0), (Activity.WALKING, 40.0)]
@@ -298,7 +300,7 @@ def sim_paths(tmp_path_factory):
 
 
 def test_trained_model_beats_chance_on_an_unseen_person(sim_paths, tmp_path):
-    model = train_from_recordings(sim_paths[:4], CONFIG, k=30, gamma=0.1)
+    model = train_from_recordings(sim_paths[:4], TrainRecipe(CONFIG, k=30, lam=0.1, gamma=0.1, n_landmarks=None))
     assert model.summary["subjects"] == ["0", "1", "2", "3"] and model.summary["sources"][0].endswith("s0.csv.gz")
     held_out = window_dataset(load_labelled_logs(sim_paths[4:]), CONFIG)
     pred = load_model(save_model(model, tmp_path / "m.ssm")).predict(held_out.X)

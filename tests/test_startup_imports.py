@@ -42,6 +42,7 @@ def test_heavy_libraries_wait_until_used(code):
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["import", "--help"], ["energy", "optimise", "--help"],
+                                  ["train", "--help"], ["evaluate", "--help"],
                                   ["--version"]])
 def test_help_imports_no_heavy_library(argv):
     """Not even NumPy (half of a start-up's time): the parser needs names and defaults, never arrays."""

@@ -35,7 +35,7 @@ import numpy as np
 from stairsense.stream import ORIENTATION_METHODS, PipelineConfig, atomic_write
 
 from ._model import estimate
-from ._search import KOMD_GAMMA, KOMD_LAM, KOMD_LANDMARKS, Candidate, Protocol, SearchSpace
+from ._search import Candidate, Protocol, SearchSpace
 from ._workload import (
     ActivityCounts,
     InferenceCost,
@@ -190,7 +190,7 @@ def _subsample(index, y, limit, rng):
     return np.sort(np.concatenate(keep))
 
 
-def _fold_models(config, X, y, feature_names, ks, n_landmarks=KOMD_LANDMARKS):
+def _fold_models(config, X, y, feature_names, ks, n_landmarks=Protocol.n_landmarks):
     """``(k, StairstepModel)`` for every k, fitted on one fold: the scaler and EasyMKL's feature
     ranking do not depend on k (the selector keeps the top k of one ranking), so they are fitted
     once and only KOMD is fitted per k — the same models as fitting each pipeline from scratch."""
@@ -198,15 +198,15 @@ def _fold_models(config, X, y, feature_names, ks, n_landmarks=KOMD_LANDMARKS):
 
     from sklearn.base import clone
 
-    from stairsense.models import StairstepModel, make_stairstep_pipeline
+    from stairsense.models import TRAIN_DEFAULTS, StairstepModel
 
-    template = make_stairstep_pipeline(k=max(ks), lam=KOMD_LAM, gamma=KOMD_GAMMA, n_landmarks=n_landmarks,
-                                       random_state=0)
+    recipe = TRAIN_DEFAULTS.replace(n_landmarks=n_landmarks)
+    template = recipe.replace(k=max(ks)).pipeline()
     (scale_name, scaler), (select_name, selector), (komd_name, komd) = template.steps
     scaled = scaler.fit_transform(X, y)
     selector.fit(scaled, y)
     for k in ks:
-        pipeline = make_stairstep_pipeline(k=k, lam=KOMD_LAM, gamma=KOMD_GAMMA, n_landmarks=n_landmarks, random_state=0)
+        pipeline = recipe.replace(k=k).pipeline()
         chosen = deepcopy(selector).set_params(k=k)
         fitted_komd = clone(komd).fit(chosen.transform(scaled), y)
         pipeline.steps = [(scale_name, scaler), (select_name, chosen), (komd_name, fitted_komd)]

@@ -9,16 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import product
 
+# The classifier is the shipped recipe's (a light import: the recipe builds models only when asked), with
+# Λ and γ fixed so each fit is one solve and its landmark budget so the F1 is that of the model
+# ``train --config best.json`` ships.
+from stairsense.models import TRAIN_DEFAULTS
 from stairsense.stream import PipelineConfig
 
-__all__ = ["KOMD_LAM", "KOMD_GAMMA", "KOMD_LANDMARKS", "SearchSpace", "Protocol", "Candidate", "parse_budget"]
-
-#: KOMD's Λ and RBF γ: the defaults of ``stairsense train`` (picked in the Table 12.2 rebuild on
-#: UCI HAPT, benchmarks/results/table_12_2.md), fixed here so each fit is one solve.
-KOMD_LAM, KOMD_GAMMA = 0.01, 2.0**-5
-#: ``stairsense train``'s default support-vector budget (Nyström KOMD over this many landmarks),
-#: so the F1 is that of the model ``train --config best.json`` ships; ``None`` = exact KOMD.
-KOMD_LANDMARKS = 300
+__all__ = ["SearchSpace", "Protocol", "Candidate", "parse_budget"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +70,7 @@ class Protocol:
 
     ``n_folds`` folds of subjects (``GroupKFold``); at most ``max_train`` training windows per
     fold, stratified, drawn with ``seed``; the classifier ``stairsense train`` ships by default:
-    scale → EasyMKL top-k → KOMD with Λ, γ = :data:`KOMD_LAM`, :data:`KOMD_GAMMA` under a budget of
+    scale → EasyMKL top-k → KOMD with Λ and γ of :data:`~stairsense.models.TRAIN_DEFAULTS` under a budget of
     ``n_landmarks`` support vectors (Nyström, k-means landmarks seeded 0; ``None`` = exact KOMD).
 
     Folds and training windows are the optimiser's earlier protocol; the classifier was exact KOMD,
@@ -86,9 +83,9 @@ class Protocol:
 
     n_folds: int = 3
     max_train: int = 3000
-    n_landmarks: int | None = KOMD_LANDMARKS
+    n_landmarks: int | None = TRAIN_DEFAULTS.n_landmarks
     seed: int = 0
 
     def to_dict(self) -> dict:
         return {"folds": self.n_folds, "max_train": self.max_train, "landmarks": self.n_landmarks, "seed": self.seed,
-                "lam": KOMD_LAM, "gamma": KOMD_GAMMA}
+                "lam": TRAIN_DEFAULTS.lam, "gamma": TRAIN_DEFAULTS.gamma}

@@ -8,23 +8,23 @@ It lives in ``models/`` (not in the top ``stairsense`` package) because it only 
 features and the configuration type, and the export layer above must load it; it is its own
 sub-package because it is an application of the MKL family, not a learning algorithm.
 """
-from ._evaluation import (CLASSIFIERS, PROTOCOLS, CVResult, default_grid, evaluate_protocol, make_classifier, stair_counts,
-                          stair_scores)
-from ._invariant import RestrictedSelector, heading_invariant_mask
-from ._model import (
-    MODEL_FORMAT,
-    MODEL_FORMAT_VERSION,
-    ModelFileError,
-    StairstepModel,
-    load_model,
-    make_stairstep_pipeline,
-    package_version,
-    read_model_header,
-    save_model,
-    upgrade_model_file,
-)
+from stairsense.stream.lazy import lazy_exports as _lazy_exports
+
+# Resolved on first use: the model and its protocols import scikit-learn, while the training recipe
+# (its defaults shown by `stairsense train --help`) needs nothing heavy.
+__getattr__, __dir__ = _lazy_exports(__name__, {
+    "._evaluation": ("CLASSIFIERS", "PROTOCOLS", "CVResult", "default_grid", "evaluate_protocol", "make_classifier",
+                     "stair_counts", "stair_rates", "stair_scores"),
+    "._invariant": ("RestrictedSelector", "heading_invariant_mask"),
+    "._model": ("MODEL_FORMAT", "MODEL_FORMAT_VERSION", "ModelFileError", "StairstepModel", "load_model",
+                "make_stairstep_pipeline", "package_version", "read_model_header", "save_model",
+                "upgrade_model_file"),
+    "._recipe": ("TRAIN_DEFAULTS", "TrainRecipe"),
+})
 
 __all__ = [
+    "TrainRecipe",
+    "TRAIN_DEFAULTS",
     "RestrictedSelector",
     "heading_invariant_mask",
     "StairstepModel",
@@ -43,6 +43,7 @@ __all__ = [
     "default_grid",
     "stair_scores",
     "stair_counts",
+    "stair_rates",
     "PROTOCOLS",
     "CLASSIFIERS",
 ]

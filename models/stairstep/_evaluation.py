@@ -1,6 +1,6 @@
 """Evaluation protocols, baselines and STAIR metrics of the stair-step classifier (spec §3.7).
 
-Two protocols, both with model selection nested inside the training folds:
+Three protocols, all with model selection nested inside the training folds:
 
 * ``"nested-cv"``: the thesis's protocol. Outer stratified 10-fold CV over windows; in each outer
   fold the hyper-parameters are chosen by an inner stratified 10-fold CV on the other nine parts
@@ -9,6 +9,9 @@ Two protocols, both with model selection nested inside the training folds:
 * ``"loso"``: leave-subjects-out. Outer folds hold out whole subjects (one each, or ``n_outer``
   groups); the inner selection folds are grouped by subject as well, so no person's windows ever
   inform a model tested on that person. This is the honest estimate of performance on a new user.
+* ``"leave-one-set-out"``: each outer fold holds out one whole set (a dataset: another placement,
+  device and protocol, issue 23) and trains on all the others; the inner selection folds are grouped
+  by subject as in ``"loso"``. It asks whether a model holds on a kind of recording it never saw.
 
 Every fit of the grid and of the outer folds is one independent task run by the same function,
 serially, through joblib, or on a Dask cluster when a ``client`` is given.
@@ -37,11 +40,12 @@ __all__ = [
     "default_grid",
     "stair_scores",
     "stair_counts",
+    "stair_rates",
     "CVResult",
     "evaluate_protocol",
 ]
 
-PROTOCOLS = ("nested-cv", "loso")
+PROTOCOLS = ("nested-cv", "loso", "leave-one-set-out")
 CLASSIFIERS = ("dt", "knn", "komd")
 
 # Spec §3.7 [P] grids ("full") and the small defaults that keep a laptop run short.
@@ -158,7 +162,8 @@ class CVResult:
     inner_f1 : ndarray of shape (n_folds, n_candidates)
         Mean inner-fold F1 of every grid candidate (empty columns when the grid has one point).
     test_groups : list of list
-        Subjects held out in each outer fold (``loso``; empty lists for ``nested-cv``).
+        Subjects held out in each outer fold (``loso``), the set (``leave-one-set-out``), empty lists
+        for ``nested-cv``.
     held_out_stair : ndarray of int8, shape (m,), optional
         Each window's STAIR decision (1/0) by the model of the outer fold that held it out (−1 if
         no fold did): per-group figures such as the false-stair rate per placement come from it.
@@ -215,6 +220,48 @@ def stair_counts(pred, truth) -> np.ndarray:
     return np.array([np.sum(pred & truth), np.sum(pred & ~truth), np.sum(~pred & truth)])
 
 
+def stair_rates(decided, y, activity) -> dict:
+    """Issue 23's figures of held-out decisions: stair-step recall, level walking called stairs, F1.
+
+    Parameters
+    ----------
+    decided : array-like of int, shape (m,)
+        Each window's decision, 1 STAIR or 0 NO_STAIR; a negative value (a window no fold tested,
+        as :attr:`CVResult.held_out_stair` marks it) is left out.
+    y : array-like of int, shape (m,)
+        1 STAIR, 0 NO_STAIR; other values (ambiguous windows) count only where ``activity`` says
+        level walking.
+    activity : array-like of int, shape (m,)
+        The Activity code of each window (:attr:`~stairsense.features.WindowDataset.activity`).
+
+    Returns
+    -------
+    dict
+        ``stair_windows`` and ``stair_recall`` (share of STAIR windows decided STAIR),
+        ``walking_windows`` and ``walking_called_stairs`` (share of windows of level walking,
+        ``Activity.WALKING`` throughout, decided STAIR), and ``f1`` of STAIR over the STAIR and
+        NO_STAIR windows. A rate without windows to count is None, and so is F1 unless both classes
+        were tested.
+
+    Examples
+    --------
+    >>> stair_rates([1, 0, 1, 0, -1], [1, 1, 0, 0, 1], [2, 2, 1, 1, 2])
+    {'stair_windows': 2, 'stair_recall': 0.5, 'walking_windows': 2, 'walking_called_stairs': 0.5, 'f1': 0.5}
+    """
+    from stairsense.stream import Activity
+
+    decided, y, activity = np.asarray(decided), np.asarray(y), np.asarray(activity)
+    tested = decided >= 0
+    called = decided == 1
+    stair, walking = tested & (y == 1), tested & (activity == int(Activity.WALKING))
+    labelled = tested & ((y == 0) | (y == 1))
+    share = lambda rows: float(called[rows].mean()) if rows.any() else None  # noqa: E731
+    f1 = stair_scores(stair_counts(called[labelled], y[labelled] == 1))[2] if stair.any() and (
+        labelled & (y == 0)).any() else None
+    return {"stair_windows": int(stair.sum()), "stair_recall": share(stair), "walking_windows": int(walking.sum()),
+            "walking_called_stairs": share(walking), "f1": f1}
+
+
 def _run_fits(jobs, estimator, X, y, pos_label, *, client, n_jobs, progress, desc):
     """Run :func:`_fit_count` for every ``(params, train, test)`` job; its decisions, in order of ``jobs``.
 
@@ -248,8 +295,9 @@ def _run_fits(jobs, estimator, X, y, pos_label, *, client, n_jobs, progress, des
         bar.close()
 
 
-def _splitters(protocol, n_outer, n_inner, y, groups, rng):
-    """Outer and inner split functions; both grouped for ``loso``, both stratified otherwise."""
+def _splitters(protocol, n_outer, n_inner, y, groups, rng, sets=None):
+    """Outer and inner split functions: stratified for ``nested-cv``; grouped by subject for ``loso``;
+    one set per outer fold and inner folds grouped by subject for ``leave-one-set-out``."""
     seeds = rng.randint(np.iinfo(np.int32).max, size=2)
     if protocol == "nested-cv":
         outer = StratifiedKFold(n_outer, shuffle=True, random_state=seeds[0]).split(np.zeros(y.size), y)
@@ -260,7 +308,9 @@ def _splitters(protocol, n_outer, n_inner, y, groups, rng):
 
         return list(outer), inner
     n_groups = np.unique(groups).size
-    if n_outer is None or n_outer >= n_groups:
+    if protocol == "leave-one-set-out":
+        outer = LeaveOneGroupOut().split(np.zeros(y.size), y, sets)
+    elif n_outer is None or n_outer >= n_groups:
         outer = LeaveOneGroupOut().split(np.zeros(y.size), y, groups)
     else:
         outer = GroupKFold(n_outer, shuffle=True, random_state=seeds[0]).split(np.zeros(y.size), y, groups)
@@ -277,7 +327,7 @@ def _splitters(protocol, n_outer, n_inner, y, groups, rng):
     return list(outer), inner
 
 
-def _check_inputs(X, y, groups, protocol, pos_label):
+def _check_inputs(X, y, groups, protocol, pos_label, sets=None):
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS}")
     X = np.asarray(X)
@@ -287,20 +337,28 @@ def _check_inputs(X, y, groups, protocol, pos_label):
     if not np.any(y == pos_label):
         raise ValueError(f"y has no window of the positive (STAIR) class pos_label={pos_label!r}; "
                          "STAIR precision and recall are undefined")
-    if protocol == "loso":
+    if protocol in ("loso", "leave-one-set-out"):
         if groups is None:
-            raise ValueError("protocol='loso' needs groups (the subject of each window); pass groups=...")
+            raise ValueError(f"protocol={protocol!r} needs groups (the subject of each window); pass groups=...")
         groups = np.asarray(groups)
         if groups.shape != y.shape:
             raise ValueError(f"groups must have shape {y.shape} like y, got {groups.shape}")
-        if np.unique(groups).size < 2:
+        if protocol == "loso" and np.unique(groups).size < 2:
             raise ValueError("protocol='loso' needs windows of at least 2 subjects")
-    return X, y, groups
+    if protocol == "leave-one-set-out":
+        if sets is None:
+            raise ValueError("protocol='leave-one-set-out' needs sets (the set of each window); pass sets=...")
+        sets = np.asarray(sets)
+        if sets.shape != y.shape:
+            raise ValueError(f"sets must have shape {y.shape} like y, got {sets.shape}")
+        if np.unique(sets).size < 2:
+            raise ValueError("protocol='leave-one-set-out' needs windows of at least 2 sets")
+    return X, y, groups, sets
 
 
 def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_grid=None, n_outer=10,
                       n_inner=10, random_state=0, client=None, n_jobs=1, progress=False,
-                      pos_label=1) -> CVResult:
+                      pos_label=1, sets=None) -> CVResult:
     """Estimate STAIR precision, recall and F1 with nested model selection (spec §3.7).
 
     Parameters
@@ -311,8 +369,8 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
     y : array-like of shape (m,)
         1 = STAIR, 0 = NO_STAIR (see ``pos_label``).
     groups : array-like of shape (m,), optional
-        Subject of each window; required by ``"loso"``.
-    protocol : {"loso", "nested-cv"}, default="loso"
+        Subject of each window; required by ``"loso"`` and ``"leave-one-set-out"``.
+    protocol : {"loso", "nested-cv", "leave-one-set-out"}, default="loso"
         See the module docstring.
     param_grid : dict of str to list, optional
         Candidates (a Cartesian product, in order; ties go to the first). ``None`` or a grid with
@@ -320,6 +378,7 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
     n_outer : int or None, default=10
         Outer folds. For ``"loso"``, ``None`` (or at least the number of subjects) holds out one
         subject per fold; a smaller number holds out groups of subjects (``GroupKFold``).
+        ``"leave-one-set-out"`` ignores it: one fold per set.
     n_inner : int, default=10
         Inner selection folds (grouped by subject for ``"loso"``, capped by the subjects available).
     random_state : int, RandomState or None, default=0
@@ -332,6 +391,8 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
         Show tqdm progress bars.
     pos_label : default=1
         The STAIR label in ``y``.
+    sets : array-like of shape (m,), optional
+        Set (dataset) of each window; required by ``"leave-one-set-out"``.
 
     Returns
     -------
@@ -348,9 +409,9 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
     >>> s["n_folds"], s["f1_mean"] > 0.8
     (6, True)
     """
-    X, y, groups = _check_inputs(X, y, groups, protocol, pos_label)
+    X, y, groups, sets = _check_inputs(X, y, groups, protocol, pos_label, sets)
     rng = check_random_state(random_state)
-    outer, inner = _splitters(protocol, n_outer, n_inner, y, groups, rng)
+    outer, inner = _splitters(protocol, n_outer, n_inner, y, groups, rng, sets)
     names = sorted(param_grid or {})
     for name in names:
         if isinstance(param_grid[name], str) or not hasattr(param_grid[name], "__len__") or not len(param_grid[name]):
@@ -378,5 +439,7 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
     held_out = np.full(y.size, -1, dtype=np.int8)
     for pred, (_, te) in zip(preds, outer):
         held_out[te] = pred
-    test_groups = [sorted(np.unique(groups[te]).tolist()) if protocol == "loso" else [] for _, te in outer]
+    held_out_names = {"loso": groups, "leave-one-set-out": sets}.get(protocol)
+    test_groups = [sorted(np.unique(held_out_names[te]).tolist()) if held_out_names is not None else []
+                   for _, te in outer]
     return CVResult(protocol, counts.reshape(-1, 3), best, inner_f1, test_groups, held_out)

@@ -1,0 +1,119 @@
+"""The shipped training recipe: what a bare ``stairsense train DATA --out MODEL`` fits, defined once.
+
+The command's flags, the budget optimiser's fixed classifier and the benchmarks that measure "the
+shipped model" all read their numbers from :data:`TRAIN_DEFAULTS`. This module imports only the
+configuration type, so the command line can show the defaults in ``--help`` without loading
+NumPy or scikit-learn; :meth:`TrainRecipe.pipeline` imports the models when it builds one.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Sequence, Union
+
+from stairsense.stream import PipelineConfig
+
+__all__ = ["TrainRecipe", "TRAIN_DEFAULTS"]
+
+
+@dataclass(frozen=True)
+class TrainRecipe:
+    """How the stair-step classifier is trained: the front end, the features kept and KOMD.
+
+    Parameters
+    ----------
+    config : PipelineConfig, default=PipelineConfig()
+        Front end that cuts and featurises the windows; saved with the model.
+    k : int, default=49
+        Features EasyMKL keeps (the thesis's 49).
+    lam : float in [0, 1], default=0.01
+        KOMD's Λ. With ``gamma``: the pair grouped inner CV picked in most folds of the Table 12.2
+        rebuild on UCI HAPT (benchmarks/results/table_12_2.md).
+    gamma : float > 0 or "scale", default=2⁻⁵
+        RBF γ on the [-1, 1]-scaled, selected features.
+    n_landmarks : int or None, default=300
+        Support-vector budget (Nyström KOMD over k-means landmarks), so the exported file is the
+        trained model (issue 9): 300 points × 49 int8 features fit the 32 KB default export.
+        ``None``: exact KOMD with every support vector.
+    invariant : bool, default=False
+        Let the selector choose only heading-invariant features
+        (:func:`~stairsense.models.stairstep.heading_invariant_mask`).
+    random_state : int, default=0
+        Seeds the landmarks' k-means, so a retrain gives the same model.
+
+    Examples
+    --------
+    >>> TRAIN_DEFAULTS.k, TRAIN_DEFAULTS.lam, TRAIN_DEFAULTS.n_landmarks
+    (49, 0.01, 300)
+    >>> TRAIN_DEFAULTS.replace(k=20).pipeline().get_params()["select__k"]
+    20
+    """
+
+    config: PipelineConfig = field(default_factory=PipelineConfig)
+    k: int = 49
+    lam: float = 0.01
+    gamma: Union[float, str] = 2.0**-5
+    n_landmarks: Union[int, None] = 300
+    invariant: bool = False
+    random_state: int = 0
+
+    def replace(self, **changes) -> TrainRecipe:
+        """A copy with ``changes`` applied (the recipe is frozen)."""
+        return dataclasses.replace(self, **changes)
+
+    def pipeline(self, feature_names: Sequence[str] | None = None):
+        """The unfitted scikit-learn pipeline: [-1, 1] scaling, EasyMKL top-k, RBF KOMD.
+
+        Parameters
+        ----------
+        feature_names : sequence of str, optional
+            The columns the pipeline will be fitted on; needed when ``invariant`` is set (the
+            selector's allowed columns are chosen by name).
+
+        Returns
+        -------
+        sklearn.pipeline.Pipeline
+            :func:`~stairsense.models.make_stairstep_pipeline` with this recipe's parameters.
+        """
+        from ._invariant import heading_invariant_mask
+        from ._model import make_stairstep_pipeline
+
+        if self.invariant and feature_names is None:
+            raise ValueError("an invariant-features recipe chooses columns by name: pass feature_names")
+        allowed = heading_invariant_mask(feature_names) if self.invariant else None
+        return make_stairstep_pipeline(k=self.k, lam=self.lam, gamma=self.gamma, n_landmarks=self.n_landmarks,
+                                       random_state=self.random_state, allowed=allowed)
+
+    def fit(self, X, y, feature_names: Sequence[str], *, groups=None, sources: Sequence[str] = ()):
+        """Fit :meth:`pipeline` on windows ``(X, y)`` built with ``config``.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, len(feature_names))
+        y : array-like of shape (m,)
+            1 = STAIR, 0 = NO_STAIR.
+        feature_names : sequence of str
+        groups : array-like of shape (m,), optional
+            Subject of each window, listed in the model's summary.
+        sources : sequence of str
+            Data files or folders the windows came from.
+
+        Returns
+        -------
+        StairstepModel
+        """
+        from ._model import StairstepModel
+
+        return StairstepModel.train(self.pipeline(feature_names), X, y, config=self.config,
+                                    feature_names=feature_names, groups=groups, sources=sources)
+
+    def describe(self) -> str:
+        """One line naming every choice, for reports."""
+        c = self.config
+        return (f"rate {c.rate_hz or 'native'}, orientation {c.orientation}, segmentation {c.segmentation}, "
+                f"step context {c.step_context}; k = {self.k}, Λ = {self.lam}, γ = {self.gamma}, "
+                f"landmarks {self.n_landmarks}, invariant features {self.invariant}")
+
+
+#: The recipe ``stairsense train`` ships with.
+TRAIN_DEFAULTS = TrainRecipe()
