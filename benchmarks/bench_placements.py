@@ -48,7 +48,7 @@ the plain counter's steps whose nearest fixed window (by centre) the forest deci
 Both models train on at most ``--max-train`` windows per fold, drawn without replacement in
 proportion to each (set, class) stratum, so every set keeps its share of the union.
 
-Writes ``benchmarks/results/placements.md`` (``--quick``: ``benchmarks/out/placements_quick.md``).
+Writes ``benchmarks/results/placements.md`` (``--quick`` or ``--variant``: a page in ``benchmarks/out/``).
 """
 from __future__ import annotations
 
@@ -61,6 +61,8 @@ for _name in ONE_THREAD_VARIABLES:
     os.environ.setdefault(_name, "1")
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
+import json  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
@@ -419,6 +421,22 @@ def calibration_line(run: Run, ours: Table, peer: Table) -> str:
 # ------------------------------------------------------------------ main
 
 
+def recipe_variant(recipe: TrainRecipe, changes) -> TrainRecipe:
+    """``recipe`` with ``FIELD=VALUE`` changes applied to its configuration or to itself."""
+    config_fields = {f.name for f in dataclasses.fields(recipe.config)}
+    on_config, on_recipe = {}, {}
+    for change in changes:
+        name, sep, text = change.partition("=")
+        if not sep:
+            raise SystemExit(f"--variant {change!r}: write FIELD=VALUE, e.g. orientation=vertical")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        (on_config if name in config_fields else on_recipe)[name] = value
+    return recipe.replace(config=dataclasses.replace(recipe.config, **on_config), **on_recipe)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--folds", type=int, default=5, help="leave-subjects-out folds per set (default 5)")
@@ -428,12 +446,16 @@ def main(argv=None):
     parser.add_argument("--trees", type=int, default=RF_TREES, help="the peer's trees (default 200)")
     parser.add_argument("--quick", action="store_true",
                         help="2 folds, 2000 training windows, 50 trees; writes benchmarks/out/placements_quick.md")
+    parser.add_argument("--variant", nargs="+", default=[], metavar="FIELD=VALUE",
+                        help="measure a variant of the shipped recipe: fields of its PipelineConfig (orientation=vertical, "
+                             "step_context=0, rate_hz=30, ...) or of TrainRecipe (k=79, invariant=true, lam=0.1, ...), "
+                             "values as JSON or plain strings; writes benchmarks/out/placements_<variant>.md")
     args = parser.parse_args(argv)
     if args.quick:
         args.folds, args.max_train, args.trees = 2, 2000, 50
     wall0, cpu0, load_before = time.perf_counter(), time.process_time(), load_average()
 
-    train = TRAIN_DEFAULTS
+    train = recipe_variant(TRAIN_DEFAULTS, args.variant)
     ours, recordings, feature_names, info = load_sets(train, progress=False)
     peer = peer_windows(recordings)
     print(f"{ours.y.size} step windows, {peer.y.size} fixed windows", flush=True)
@@ -451,8 +473,10 @@ def main(argv=None):
 
     keys = row_keys(ours)
     cmd = (f".venv/bin/python benchmarks/bench_placements.py --folds {args.folds} "
-           f"--max-train {args.max_train} --seed {args.seed} --trees {args.trees}")
-    lines = ["# The shipped stair-step model in every placement (issue 23)", "",
+           f"--max-train {args.max_train} --seed {args.seed} --trees {args.trees}"
+           + (f" --variant {' '.join(args.variant)}" if args.variant else ""))
+    title = "The shipped stair-step model" if not args.variant else f"A variant ({', '.join(args.variant)})"
+    lines = [f"# {title} in every placement (issue 23)", "",
              f"Command: `{cmd}` at commit `{git_commit(ROOT)}`. Took {wall / 60:.1f} min wall clock and "
              f"{cpu / 60:.1f} CPU-min (one thread per pool; the front end, {len(lso_folds) + len(loso_folds)} "
              f"fits of ours and twice as many forests); load average {load_before} before, {load_average()} "
@@ -497,10 +521,11 @@ def main(argv=None):
                                                     for k in missed) or "none") + ".",
               "Not measured here: the exported file's parity (`bench_robustness.py`, `bench_export.py`) and the "
               "Oxford step-count errors (`bench_step_detection.py`).", ""]
-    out = (ROOT / "benchmarks" / "out" / "placements_quick.md") if args.quick else \
+    scratch = "_".join((["quick"] if args.quick else []) + [v.replace("=", "-") for v in args.variant])
+    out = (ROOT / "benchmarks" / "out" / f"placements_{scratch}.md") if scratch else \
         (ROOT / "benchmarks" / "results" / "placements.md")
     out.parent.mkdir(parents=True, exist_ok=True)
-    if args.quick:
+    if scratch:
         out.write_text("\n".join(lines))
     else:
         write_results(out, "\n".join(lines))
