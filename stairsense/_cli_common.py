@@ -3,6 +3,7 @@ files it reads and writes, the advice rewrite for CLI users, and ``--json`` outp
 ``_cli_types``)."""
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import os

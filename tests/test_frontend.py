@@ -270,7 +270,7 @@ def test_replay_in_chunks_with_resampling_equals_the_whole_log(tmp_path, monkeyp
     """replay resamples chunk by chunk with a carried grid: its windows equal the batch front end on
     the whole resampled log (a per-chunk grid restart once moved a quarter of the windows)."""
     import stairsense.pipeline as pipeline
-    from stairsense.stream import resample, simulate, write_log
+    from stairsense.stream import simulate, write_log
 
     log = simulate(minutes=2, rate_hz=50, seed=3)
     path = write_log(log, tmp_path / "walk.csv")
