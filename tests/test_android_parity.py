@@ -363,8 +363,9 @@ def _java_constant(name: str) -> str:
 
 def _java_literals(text: str) -> list:
     import ast
+    import re
 
-    return list(ast.literal_eval(f"[{text}]"))
+    return list(ast.literal_eval(re.sub(r"\b(true|false)\b", lambda m: m[1].title(), f"[{text}]")))
 
 
 def test_java_config_constants_match_python():

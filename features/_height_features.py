@@ -1,0 +1,103 @@
+"""Height features of a kept step and of its step context, from the barometer (issue 24, "Classifier").
+
+An accelerometer cannot see the 0.15–0.19 m a person rises per stair step: climbing at a steady pace
+has zero mean vertical acceleration (:mod:`._step_context`). A barometer sees the level, and the
+front end's :class:`~stairsense.stream.HeightFilter` turns it, with the vertical acceleration, into
+a causal height ``h`` (m, relative to the first reading) and vertical speed ``v`` (m/s) per sample.
+Five features per kept window read them (:data:`HEIGHT_NAMES`), taken over the window and over the
+same block of kept steps as the step context (:class:`~._step_context.StepRun`: this step and up to
+``context − 1`` before it, a run broken by a pause longer than ``max_gap_s``):
+
+* ``step_height_change_m`` — h at the window's last sample minus h at its first: ≈ ±0.17 m on
+  stairs, 0 on the level, but one step is at the filter's noise (≈ 0.1 m), so the context follows;
+* ``step_vertical_speed_m_s`` — mean of v over the window's samples: the filter's own estimate,
+  which the accelerometer keeps responsive where the height difference lags;
+* ``ctx_height_change_m`` — h at this window's last sample minus h at the first sample of the
+  block's oldest window: ≈ 0.85 m over five stair steps, well above the noise;
+* ``ctx_vertical_speed_m_s`` — mean of v over every sample of the block's windows;
+* ``ctx_rise_per_step_m`` — ``ctx_height_change_m`` divided by the block's number of steps: the
+  riser height itself, what makes a stair step a stair step. It does not depend on the cadence,
+  unlike the speeds, and it parts stairs (0.15–0.19 m per step) from a 1:12 ramp walked with a
+  level gait (about 0.05 m per step), which the speed alone would confuse with slow stairs.
+
+Lifts and escalators move the height without steps, so they cut no kept windows and give no rows.
+
+:class:`HeightContext` is the streaming form (push one kept window's h and v as it closes);
+``WindowRowStage`` runs it next to the step context, and ``tests/test_height_features.py``
+checks it against a brute-force reading of these definitions over the filter's per-sample output.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._step_context import StepRun
+
+__all__ = ["HEIGHT_NAMES", "HeightContext", "height_columns"]
+
+HEIGHT_NAMES: tuple[str, ...] = (
+    "step_height_change_m", "step_vertical_speed_m_s", "ctx_height_change_m", "ctx_vertical_speed_m_s",
+    "ctx_rise_per_step_m",
+)
+
+
+class HeightContext:
+    """Streaming height features: push each kept window's per-sample height and speed as it closes.
+
+    Parameters
+    ----------
+    context : int, default=5
+        Steps in the block (this one included), as the step context's.
+    max_gap_s : float, default=1.5
+        A longer time between one kept window's end and the next one's start starts a new run.
+
+    Examples
+    --------
+    >>> ctx = HeightContext(context=2)
+    >>> ctx.push([0.0, 0.1, 0.2], [0.3, 0.3, 0.3], 0, 10**9).round(3).tolist()
+    [0.2, 0.3, 0.2, 0.3, 0.2]
+    >>> ctx.push([0.2, 0.3, 0.4], [0.3, 0.3, 0.3], 10**9, 2 * 10**9).round(3).tolist()
+    [0.2, 0.3, 0.4, 0.3, 0.2]
+    """
+
+    def __init__(self, context: int = 5, max_gap_s: float = 1.5):
+        self._run = StepRun(context, max_gap_s, "HeightContext")
+
+    def reset(self) -> "HeightContext":
+        """Forget every step: a new segment starts."""
+        self._run.reset()
+        return self
+
+    def push(self, height, speed, t_start_ns: int, t_end_ns: int) -> np.ndarray:
+        """The 5 :data:`HEIGHT_NAMES` features of the window that just closed, from the filter's
+        height and speed at each of its samples."""
+        height = np.asarray(height, dtype=np.float64)
+        speed = np.asarray(speed, dtype=np.float64)
+        if height.size == 0 or speed.shape != height.shape:
+            raise ValueError(f"HeightContext needs height and speed of the same non-zero length, got {height.size} "
+                             f"and {speed.size}")
+        first, last = float(height[0]), float(height[-1])
+        block = self._run.push((first, float(speed.sum()), speed.size), t_start_ns, t_end_ns)
+        change = last - block[0][0]
+        speed_sum = sum(s for _, s, _ in block)
+        samples = sum(n for _, _, n in block)
+        return np.array([last - first, float(speed.mean()), change, speed_sum / samples, change / len(block)])
+
+
+def height_columns(feature_names) -> int:
+    """How many trailing columns of ``feature_names`` are height features: 5 or 0.
+
+    Raises
+    ------
+    ValueError
+        When some, but not all 5 in order at the end, are there.
+    """
+    names = list(feature_names)
+    n = len(HEIGHT_NAMES)
+    if tuple(names[-n:]) == HEIGHT_NAMES:
+        return n
+    stray = sorted(set(names) & set(HEIGHT_NAMES))
+    if stray:
+        raise ValueError(f"the model's height features must be the 5 HEIGHT_NAMES, in order, at the end; got "
+                         f"{len(stray)} of them elsewhere (e.g. {stray[0]!r}): train it on stairsense.window_dataset "
+                         "features")
+    return 0
