@@ -69,7 +69,7 @@ def feature_names_for(config: PipelineConfig) -> list[str]:
     >>> len(feature_names_for(PipelineConfig(step_context=0))), len(feature_names_for(PipelineConfig(step_context=5)))
     (79, 115)
     >>> feature_names_for(PipelineConfig(barometer=True))[-1]
-    'ctx_rise_per_step_m'
+    'ctx_height_change_m'
     """
     if config.orientation == "mizell":
         names = [f"vertical_{n}" for n in FEATURE_NAMES] + [f"horizontal_{n}" for n in FEATURE_NAMES]

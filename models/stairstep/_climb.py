@@ -65,7 +65,7 @@ class ClimbCounter:
     >>> counter = ClimbCounter(context=5)
     >>> for i in range(5):
     ...     h_end = 0.17 * (i + 1)
-    ...     height = np.array([[0.17, 0.3, h_end, 0.3, h_end / (i + 1)]])
+    ...     height = np.array([[0.17, 0.3, 0.3, 0.17, h_end]])  # HEIGHT_NAMES: magnitudes, then the signed change
     ...     _ = counter.push([1], height, [h_end], [i * 10**9], [(i + 1) * 10**9])
     >>> counter.up, counter.down, round(counter.climbed_m, 2), counter.floors_ascended
     (5, 0, 0.85, 0)
