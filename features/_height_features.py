@@ -8,12 +8,12 @@ Five features per kept window read them (:data:`HEIGHT_NAMES`), taken over the w
 same block of kept steps as the step context (:class:`~._step_context.StepRun`: this step and up to
 ``context − 1`` before it, a run broken by a pause longer than ``max_gap_s``):
 
-* ``abs_step_height_change_m`` — \|h at the window's last sample − h at its first\|: ≈ 0.17 m on
+* ``abs_step_height_change_m`` — |h at the window's last sample − h at its first|: ≈ 0.17 m on
   stairs, 0 on the level, but one step is at the filter's noise (≈ 0.1 m), so the context follows;
-* ``abs_step_vertical_speed_m_s`` — \|mean of v over the window's samples\|: the filter's own
+* ``abs_step_vertical_speed_m_s`` — |mean of v over the window's samples|: the filter's own
   estimate, which the accelerometer keeps responsive where the height difference lags;
-* ``abs_ctx_vertical_speed_m_s`` — \|mean of v over every sample of the block's windows\|;
-* ``abs_ctx_rise_per_step_m`` — \|ctx_height_change_m\| divided by the block's number of steps:
+* ``abs_ctx_vertical_speed_m_s`` — |mean of v over every sample of the block's windows|;
+* ``abs_ctx_rise_per_step_m`` — |ctx_height_change_m| divided by the block's number of steps:
   the riser height itself, what makes a stair step a stair step. It does not depend on the
   cadence, unlike the speeds, and it parts stairs (0.15–0.19 m per step) from a 1:12 ramp walked
   with a level gait (about 0.05 m per step), which the speed alone would confuse with slow stairs;

@@ -170,6 +170,7 @@ _ADVICE = (
     (re.compile(r"\bunits='([a-z/0-9]+)'"), r"--units \1"),
     (re.compile(r"\bmax_gap_s=(?=[0-9])"), "--max-gap "),
     (re.compile(r"\borientation='([a-z]+)'"), r"--orientation \1"),
+    (re.compile(r"\bbarometer=True\b"), "--barometer"),
 )
 
 
