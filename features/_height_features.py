@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._step_context import StepRun
+from ._step_context import StepRun, trailing_columns
 
 __all__ = ["HEIGHT_NAMES", "HeightContext", "height_columns"]
 
@@ -100,13 +100,4 @@ def height_columns(feature_names) -> int:
     ValueError
         When some, but not all 5 in order at the end, are there.
     """
-    names = list(feature_names)
-    n = len(HEIGHT_NAMES)
-    if tuple(names[-n:]) == HEIGHT_NAMES:
-        return n
-    stray = sorted(set(names) & set(HEIGHT_NAMES))
-    if stray:
-        raise ValueError(f"the model's height features must be the 5 HEIGHT_NAMES, in order, at the end; got "
-                         f"{len(stray)} of them elsewhere (e.g. {stray[0]!r}): train it on stairsense.window_dataset "
-                         "features")
-    return 0
+    return trailing_columns(feature_names, HEIGHT_NAMES, "HEIGHT_NAMES", "height", "at the end")

@@ -221,15 +221,24 @@ def step_context_columns(feature_names) -> int:
     ValueError
         When some, but not all 36 in order at the end, are there: the graph could not feed them.
     """
+    return trailing_columns(feature_names, STEP_CONTEXT_NAMES, "STEP_CONTEXT_NAMES", "step-context",
+                            "after the Table 12.1 ones")
+
+
+def trailing_columns(feature_names, block: tuple[str, ...], block_name: str, what: str, where: str) -> int:
+    """``len(block)`` when ``feature_names`` end with ``block`` in order, 0 when they hold none of
+    it; a ValueError naming ``what`` features (``block_name``) and ``where`` they belong when some
+    stray elsewhere.
+    The one reading of a model's feature names for every block of extra columns (step context,
+    height)."""
     names = list(feature_names)
-    n = len(STEP_CONTEXT_NAMES)
-    if tuple(names[-n:]) == STEP_CONTEXT_NAMES:
+    n = len(block)
+    if tuple(names[-n:]) == tuple(block):
         return n
-    stray = sorted(set(names) & set(STEP_CONTEXT_NAMES))
+    stray = sorted(set(names) & set(block))
     if stray:
         raise ValueError(
-            f"the model's step-context features must be the 36 STEP_CONTEXT_NAMES, in order, after the Table 12.1 "
-            f"ones; got {len(stray)} of them elsewhere (e.g. {stray[0]!r}): train it on "
-            "stairsense.window_dataset features"
+            f"the model's {what} features must be the {n} {block_name}, in order, {where}; got {len(stray)} of them "
+            f"elsewhere (e.g. {stray[0]!r}): train it on stairsense.window_dataset features"
         )
     return 0
