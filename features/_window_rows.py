@@ -180,6 +180,12 @@ class WindowRows:
     def __len__(self) -> int:
         return int(self.offsets.size - 1)
 
+    def model_inputs(self) -> dict:
+        """The keyword arguments of a stair-step model's ``predict_windows`` beside the samples and
+        offsets: ``step_context``, and ``height`` only when the rows have it (a model written before
+        issue 24 takes no such argument)."""
+        return {"step_context": self.step_context, **({} if self.height is None else {"height": self.height})}
+
     def table_features(self) -> np.ndarray:
         """(W, 79·B) Table 12.1 features of each window (per block of 3 sample columns)."""
         return np.hstack([window_features(self.samples[:, c : c + 3], self.offsets)

@@ -245,8 +245,7 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
             if rows is not None:
                 closed = rows.process(result)
                 if len(closed):
-                    decided = model.predict_windows(closed.samples, closed.offsets, step_context=closed.step_context,
-                                                    height=closed.height)
+                    decided = model.predict_windows(closed.samples, closed.offsets, **closed.model_inputs())
                     stair_windows += int(np.count_nonzero(np.asarray(decided) == STAIR))
                     if climb is not None:
                         climb.push(decided, closed.height, closed.height_m, closed.t_start_ns, closed.t_end_ns)
