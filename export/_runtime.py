@@ -199,7 +199,7 @@ class OnnxStairModel:
             raise ValueError(f"window {w} has {counts[w]} samples; every window needs at least 2 (spec §3.6 resolution 7)")
         return samples, offsets
 
-    def decision_windows(self, samples, offsets, step_context=None) -> np.ndarray:
+    def decision_windows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
         """KOMD scores (≥ 0 means STAIR) of each window, float32 as the phone computes them.
 
         Parameters
@@ -212,6 +212,10 @@ class OnnxStairModel:
             Required when the model takes step-context features (:attr:`n_step_context` > 0, its
             configuration has ``step_context > 0``): row w holds window w's
             :data:`~stairsense.features.STEP_CONTEXT_NAMES` features; fed to the graph as float32.
+        height : None
+            Height features (issue 24): no exported graph takes them yet (``stairsense export``
+            refuses a model that reads the barometer), so only None is accepted; the argument is
+            here so that every stair-step model takes windows with the same call.
 
         Returns
         -------
@@ -223,6 +227,9 @@ class OnnxStairModel:
             When ``step_context`` is missing for a step-context model (or given to one without),
             or its shape is not (W, 36).
         """
+        if height is not None:
+            raise ValueError(f"{self.path.name} takes no height features (no exported model reads the barometer yet); "
+                             "call it without height")
         samples, offsets = self._windows(samples, offsets)
         context = self._step_context(step_context, offsets.size - 1)
         run = self._session.run
@@ -232,9 +239,9 @@ class OnnxStairModel:
         return np.array([run(["score"], {"samples": samples[a:b], "step_context": context[w : w + 1]})[0][0]
                          for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))], dtype=np.float32)
 
-    def predict_windows(self, samples, offsets, step_context=None) -> np.ndarray:
+    def predict_windows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
         """Labels (1 = STAIR, 0 = NO_STAIR) of each window; arguments as :meth:`decision_windows`."""
-        return np.where(self.decision_windows(samples, offsets, step_context) >= 0, _STAIR, _NO_STAIR)
+        return np.where(self.decision_windows(samples, offsets, step_context, height) >= 0, _STAIR, _NO_STAIR)
 
     def predict(self, X):
         raise TypeError(

@@ -52,6 +52,7 @@ __all__ = [
     "step_shape_features",
     "step_context_features",
     "StepContext",
+    "StepRun",
 ]
 
 STEP_SHAPE_NAMES: tuple[str, ...] = (
@@ -112,6 +113,53 @@ def step_shape_features(z: np.ndarray, h: np.ndarray, offsets: np.ndarray, dt: f
         -1, len(STEP_SHAPE_NAMES))
 
 
+class StepRun:
+    """The block of the last ``size`` kept windows of a run, this one included: what every context
+    feature (the step context here, the height context of :mod:`._height_features`) is taken over.
+
+    A run ends where the time from one window's end to the next one's start exceeds ``max_gap_s``
+    (module docstring), or at :meth:`reset`. One rule in one place, so the step context and the
+    height context always cover the same steps.
+
+    Parameters
+    ----------
+    size : int ≥ 1
+    max_gap_s : float > 0
+    owner : str
+        Named in the errors (the class whose parameters these are).
+
+    Examples
+    --------
+    >>> run = StepRun(2, 1.5)
+    >>> list(run.push("a", 0, 10**9)), list(run.push("b", 10**9, 2 * 10**9)), list(run.push("c", 4 * 10**9, 5 * 10**9))
+    (['a'], ['a', 'b'], ['c'])
+    """
+
+    def __init__(self, size: int = 5, max_gap_s: float = 1.5, owner: str = "StepRun"):
+        if int(size) != size or size < 1:
+            raise ValueError(f"{owner} context must be an integer >= 1, got {size!r}")
+        if not max_gap_s > 0:
+            raise ValueError(f"{owner} max_gap_s must be > 0, got {max_gap_s!r}")
+        self.size = int(size)
+        self.max_gap_s = float(max_gap_s)
+        self.reset()
+
+    def reset(self) -> "StepRun":
+        """Forget every window: a new segment starts."""
+        self._items: deque = deque(maxlen=self.size)
+        self._last_end_ns: int | None = None
+        return self
+
+    def push(self, item, t_start_ns: int, t_end_ns: int) -> deque:
+        """Append the window that just closed (``item``, anything) and return the block, oldest first
+        (the returned deque is the run's own: read it before the next push)."""
+        if self._last_end_ns is not None and (int(t_start_ns) - self._last_end_ns) / 1e9 > self.max_gap_s:
+            self._items.clear()
+        self._last_end_ns = int(t_end_ns)
+        self._items.append(item)
+        return self._items
+
+
 class StepContext:
     """Streaming step context: push each kept window as it closes, get its 36 features.
 
@@ -133,18 +181,12 @@ class StepContext:
     """
 
     def __init__(self, context: int = 5, max_gap_s: float = 1.5):
-        if int(context) != context or context < 1:
-            raise ValueError(f"StepContext context must be an integer >= 1, got {context!r}")
-        if not max_gap_s > 0:
-            raise ValueError(f"StepContext max_gap_s must be > 0, got {max_gap_s!r}")
-        self.context = int(context)
-        self.max_gap_s = float(max_gap_s)
-        self.reset()
+        self._run = StepRun(context, max_gap_s, "StepContext")
+        self.context, self.max_gap_s = self._run.size, self._run.max_gap_s
 
     def reset(self) -> "StepContext":
         """Forget every step: a new segment starts (a sensor gap, a restart)."""
-        self._rows: deque[np.ndarray] = deque(maxlen=self.context)
-        self._last_end_ns: int | None = None
+        self._run.reset()
         return self
 
     def push(self, z, h, dt: float, t_start_ns: int, t_end_ns: int) -> np.ndarray:
@@ -153,11 +195,7 @@ class StepContext:
 
     def push_shape(self, shape_row: np.ndarray, t_start_ns: int, t_end_ns: int) -> np.ndarray:
         """Like :meth:`push`, from the window's precomputed :func:`step_shape` row."""
-        if self._last_end_ns is not None and (int(t_start_ns) - self._last_end_ns) / 1e9 > self.max_gap_s:
-            self._rows.clear()
-        self._last_end_ns = int(t_end_ns)
-        self._rows.append(shape_row[_CONTEXT_COLUMNS])
-        block = np.array(self._rows)
+        block = np.array(self._run.push(shape_row[_CONTEXT_COLUMNS], t_start_ns, t_end_ns))
         mean = block.mean(axis=0)
         cv = block.std(axis=0) / (np.abs(mean) + _CV_EPS)
         return np.concatenate([shape_row, mean, cv, [len(block)]])
@@ -183,15 +221,24 @@ def step_context_columns(feature_names) -> int:
     ValueError
         When some, but not all 36 in order at the end, are there: the graph could not feed them.
     """
+    return trailing_columns(feature_names, STEP_CONTEXT_NAMES, "STEP_CONTEXT_NAMES", "step-context",
+                            "after the Table 12.1 ones")
+
+
+def trailing_columns(feature_names, block: tuple[str, ...], block_name: str, what: str, where: str) -> int:
+    """``len(block)`` when ``feature_names`` end with ``block`` in order, 0 when they hold none of
+    it; a ValueError naming ``what`` features (``block_name``) and ``where`` they belong when some
+    stray elsewhere.
+    The one reading of a model's feature names for every block of extra columns (step context,
+    height)."""
     names = list(feature_names)
-    n = len(STEP_CONTEXT_NAMES)
-    if tuple(names[-n:]) == STEP_CONTEXT_NAMES:
+    n = len(block)
+    if tuple(names[-n:]) == tuple(block):
         return n
-    stray = sorted(set(names) & set(STEP_CONTEXT_NAMES))
+    stray = sorted(set(names) & set(block))
     if stray:
         raise ValueError(
-            f"the model's step-context features must be the 36 STEP_CONTEXT_NAMES, in order, after the Table 12.1 "
-            f"ones; got {len(stray)} of them elsewhere (e.g. {stray[0]!r}): train it on "
-            "stairsense.window_dataset features"
+            f"the model's {what} features must be the {n} {block_name}, in order, {where}; got {len(stray)} of them "
+            f"elsewhere (e.g. {stray[0]!r}): train it on stairsense.window_dataset features"
         )
     return 0

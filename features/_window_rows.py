@@ -2,15 +2,18 @@
 
 A *window row* is everything a classifier, a training set or an export check reads of one kept
 step window: its standardized samples, its Table 12.1 features, its step-shape and step-context
-features (:mod:`._step_context`, which need the step signals and the sample period dt), its label
-when the log is labelled, and its times. Replay, :func:`window_dataset`, the export's parity check,
+features (:mod:`._step_context`, which need the step signals and the sample period dt), its height
+features when the configuration reads the barometer (:mod:`._height_features`, from the causal
+:class:`~stairsense.stream.HeightFilter` of the log's pressure), its label when the log is
+labelled, and its times. Replay, :func:`window_dataset`, the export's parity check,
 ``stairsense evaluate --model``, the energy workload and the budget optimiser all get their rows
 from :class:`WindowRowStage`, and ``android_stub/core``'s ``WindowRows.java`` mirrors it, so the
 phone and every Python path read a window the same way.
 
 The stage keeps the state that crosses block boundaries: the most recent standardized samples
 (enough to cover any window the duration filter keeps, since a window closing in one block can
-start in the previous one), their step signals and labels, and the running step context.
+start in the previous one), their step signals, heights and labels, the running step context,
+and the height filter and height context.
 ``push`` (one sample) and ``process`` (a block) update that one state, so a whole log, random
 chunks and single samples give the same rows (``tests/test_window_rows.py``).
 """
@@ -24,10 +27,12 @@ from stairsense.stream import (
     STAIR_ACTIVITIES,
     Activity,
     FrontEndResult,
+    HeightFilter,
     PipelineConfig,
     WindowTable,
 )
 
+from ._height_features import HEIGHT_NAMES, HeightContext
 from ._step_context import STEP_CONTEXT_NAMES, StepContext, step_shape_features
 from ._window_features import FEATURE_NAMES, window_features
 
@@ -57,17 +62,22 @@ _STAIR_CODES = np.array([int(a) for a in STAIR_ACTIVITIES])
 def feature_names_for(config: PipelineConfig) -> list[str]:
     """Names of the feature columns: the 79 Table 12.1 features (2 × 79 for Mizell's vertical and
     horizontal streams), then the 36 :data:`~stairsense.features.STEP_CONTEXT_NAMES` when
-    ``config.step_context > 0``.
+    ``config.step_context > 0``, then the 5 :data:`~stairsense.features.HEIGHT_NAMES` when
+    ``config.barometer`` (issue 24).
 
     >>> from stairsense.stream import PipelineConfig
     >>> len(feature_names_for(PipelineConfig(step_context=0))), len(feature_names_for(PipelineConfig(step_context=5)))
     (79, 115)
+    >>> feature_names_for(PipelineConfig(barometer=True))[-1]
+    'ctx_height_change_m'
     """
     if config.orientation == "mizell":
         names = [f"vertical_{n}" for n in FEATURE_NAMES] + [f"horizontal_{n}" for n in FEATURE_NAMES]
     else:
         names = list(FEATURE_NAMES)
-    return names + list(STEP_CONTEXT_NAMES) if config.step_context > 0 else names
+    if config.step_context > 0:
+        names += STEP_CONTEXT_NAMES
+    return names + list(HEIGHT_NAMES) if config.barometer else names
 
 
 def step_signals(samples: np.ndarray, vertical: np.ndarray) -> np.ndarray:
@@ -144,6 +154,12 @@ class WindowRows:
     step_context : ndarray of shape (W, 36) or None
         The :data:`~stairsense.features.STEP_CONTEXT_NAMES` features (configuration ``step_context > 0``).
     t_start_ns, t_end_ns : ndarray of int64, shape (W,)
+    height : ndarray of shape (W, 5) or None
+        The :data:`~stairsense.features.HEIGHT_NAMES` features (configuration ``barometer``).
+    height_m : ndarray of shape (W,) or None
+        The height filter's height at each window's last sample (m above the stream's first
+        reading; configuration ``barometer``): not a feature (it depends on where the recording
+        began), the level that climbs are measured between (``stairsense.models.ClimbCounter``).
     label, direction : ndarray of int, shape (W,), or None
         :func:`window_labels` of a labelled log, None when the log has no labels.
     activity : ndarray of int, shape (W,), or None
@@ -158,9 +174,17 @@ class WindowRows:
     label: np.ndarray | None = None
     direction: np.ndarray | None = None
     activity: np.ndarray | None = None
+    height: np.ndarray | None = None
+    height_m: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.offsets.size - 1)
+
+    def model_inputs(self) -> dict:
+        """The keyword arguments of a stair-step model's ``predict_windows`` beside the samples and
+        offsets: ``step_context``, and ``height`` only when the rows have it (a model written before
+        issue 24 takes no such argument)."""
+        return {"step_context": self.step_context, **({} if self.height is None else {"height": self.height})}
 
     def table_features(self) -> np.ndarray:
         """(W, 79·B) Table 12.1 features of each window (per block of 3 sample columns)."""
@@ -168,9 +192,10 @@ class WindowRows:
                           for c in range(0, self.samples.shape[1], 3)])
 
     def features(self) -> np.ndarray:
-        """(W, len(:func:`feature_names_for`)): the Table 12.1 features, then the step context."""
-        X = self.table_features()
-        return X if self.step_context is None else np.hstack([X, self.step_context])
+        """(W, len(:func:`feature_names_for`)): the Table 12.1 features, then the step context, then
+        the height features."""
+        return np.hstack([self.table_features(), *(part for part in (self.step_context, self.height)
+                                                   if part is not None)])
 
 
 class WindowRowStage:
@@ -188,6 +213,13 @@ class WindowRowStage:
         dt = 1 / ``config.rate_hz``, else 1 / ``rate_hz``.
     labelled : bool, default=False
         Whether blocks come with per-sample labels (then rows carry :func:`window_labels`).
+
+    Notes
+    -----
+    With ``config.barometer`` every block needs the air pressure of its samples (``result.log``'s
+    ``pressure``, or ``push``'s ``pressure``): the stage runs a :class:`~stairsense.stream.HeightFilter`
+    over the standardized stream (its vertical acceleration and the pressure at the same samples)
+    and :class:`~stairsense.features.HeightContext` over the kept windows (issue 24).
 
     Examples
     --------
@@ -210,10 +242,13 @@ class WindowRowStage:
     def reset(self) -> WindowRowStage:
         """Forget the stream: window indices count from 0 again and the step context restarts."""
         self._t = np.zeros(0, np.int64)
-        self._samples = self._signals = self._labels = None
+        self._samples = self._signals = self._labels = self._heights = None
         self._offset = 0  # stream index of self._samples[0]
-        self._context = (StepContext(self.config.step_context, self.config.step_context_gap_s)
-                         if self.config.step_context > 0 else None)
+        config = self.config
+        self._context = StepContext(config.step_context, config.step_context_gap_s) if config.step_context > 0 else None
+        # the filter's gap rule is the front end's: a segment never has a longer step, so it restarts with the stage
+        self._height_filter = HeightFilter(max_gap_s=config.max_gap_s) if config.barometer else None
+        self._height_context = HeightContext(config.step_context, config.step_context_gap_s) if config.barometer else None
         return self
 
     def process(self, result: FrontEndResult, labels: np.ndarray | None = None) -> WindowRows:
@@ -223,23 +258,38 @@ class WindowRowStage:
         ``result.log`` when the stage is ``labelled``).
         """
         std = result.standardized
+        span = slice(std.first, std.first + std.t_ns.size)  # the input rows the standardized samples come from
         if self.labelled and labels is None:
-            labels = result.log.label[std.first : std.first + std.t_ns.size]
+            labels = result.log.label[span]
         signals = step_signals(std.samples, std.vertical) if self._context is not None else None
-        return self._rows(std.t_ns, std.samples, signals, labels, result.windows)
+        heights = None
+        if self._height_filter is not None:
+            log = result.log
+            if log is None or log.pressure is None:
+                raise ValueError(_no_pressure(None if log is None else log.meta.get("path")))
+            heights = np.column_stack(self._height_filter.process(std.t_ns, std.vertical, log.pressure[span]))
+        return self._rows(std.t_ns, std.samples, signals, labels, result.windows, heights)
 
-    def push(self, t_ns: int, sample, vertical: float, label: int | None = None, windows=()) -> WindowRows:
-        """One standardized sample (``vertical`` its vertical acceleration, ``label`` its label) and
-        the :class:`~stairsense.stream.Window` objects that closed at it: the rows of the kept ones."""
+    def push(self, t_ns: int, sample, vertical: float, label: int | None = None, windows=(),
+             pressure: float | None = None) -> WindowRows:
+        """One standardized sample (``vertical`` its vertical acceleration, ``label`` its label,
+        ``pressure`` the air pressure in hPa at it, needed with ``config.barometer``) and the
+        :class:`~stairsense.stream.Window` objects that closed at it: the rows of the kept ones."""
         sample = np.asarray(sample, np.float64).reshape(1, -1)
         signals = step_signals(sample, np.array([vertical], np.float64)) if self._context is not None else None
         labels = None if label is None else np.array([label])
-        return self._rows(np.array([t_ns], np.int64), sample, signals, labels, WindowTable.from_windows(windows))
+        heights = None
+        if self._height_filter is not None:
+            if pressure is None:
+                raise ValueError(_no_pressure(None))
+            heights = np.array([self._height_filter.push(t_ns, vertical, pressure)], np.float64)
+        return self._rows(np.array([t_ns], np.int64), sample, signals, labels, WindowTable.from_windows(windows),
+                          heights)
 
-    def _rows(self, t_ns, samples, signals, labels, windows: WindowTable) -> WindowRows:
+    def _rows(self, t_ns, samples, signals, labels, windows: WindowTable, heights=None) -> WindowRows:
         if self.labelled and labels is None:
             raise ValueError("this stage builds labelled rows: give every block its per-sample labels")
-        self._extend(t_ns, samples, signals, labels)
+        self._extend(t_ns, samples, signals, labels, heights)
         kept = windows.kept
         local = windows.shifted(-self._offset)
         index, offsets = local.sample_index(kept)
@@ -252,15 +302,23 @@ class WindowRowStage:
             shape = step_shape_features(self._signals[index, 0], self._signals[index, 1], offsets, self.dt)
             context = np.array([self._context.push_shape(row, a, b) for row, a, b in zip(shape, t_start, t_end)],
                                dtype=np.float64).reshape(-1, len(STEP_CONTEXT_NAMES))
+        height = height_m = None
+        if self._height_context is not None:
+            h, v = self._heights[index, 0], self._heights[index, 1]
+            height = np.array([self._height_context.push(h[a:b], v[a:b], s, e)
+                               for a, b, s, e in zip(offsets[:-1], offsets[1:], t_start, t_end)],
+                              dtype=np.float64).reshape(-1, len(HEIGHT_NAMES))
+            height_m = h[offsets[1:] - 1]
         label = direction = activity = None
         if self.labelled:
             label, direction = window_labels(self._labels, index, offsets)
             activity = window_activity(self._labels, index, offsets)
-        return WindowRows(self._samples[index], offsets, context, t_start, t_end, label, direction, activity)
+        return WindowRows(self._samples[index], offsets, context, t_start, t_end, label, direction, activity,
+                          height, height_m)
 
-    def _extend(self, t_ns, samples, signals, labels) -> None:
+    def _extend(self, t_ns, samples, signals, labels, heights) -> None:
         if self._samples is None:
-            self._t, self._samples, self._signals, self._labels = t_ns, samples, signals, labels
+            self._t, self._samples, self._signals, self._labels, self._heights = t_ns, samples, signals, labels, heights
             return
         if not t_ns.size:
             return
@@ -274,6 +332,15 @@ class WindowRowStage:
         self._samples = joined(self._samples, samples)
         self._signals = joined(self._signals, signals)
         self._labels = joined(self._labels, labels)
+        self._heights = joined(self._heights, heights)
+
+
+def _no_pressure(path) -> str:
+    """The one line for a log without air pressure reaching a stage configured for the barometer."""
+    where = f"{path}: " if path else ""
+    return (f"{where}the configuration reads the barometer (barometer=True: height features) but this log has no air "
+            "pressure (no p column); use logs recorded with a barometer, or the accelerometer-only model "
+            "(barometer=False)")
 
 
 @dataclass
@@ -284,7 +351,8 @@ class WindowDataset:
     ----------
     X : ndarray, shape (m, len(feature_names))
         :meth:`WindowRows.features`: 79 Table 12.1 features (158 for Mizell), then the 36
-        step-context ones when ``config.step_context > 0`` (:func:`feature_names_for`).
+        step-context ones when ``config.step_context > 0`` and the 5 height ones when
+        ``config.barometer`` (:func:`feature_names_for`).
     y : ndarray of int, shape (m,)
         :data:`STAIR` or :data:`NO_STAIR` (:func:`window_labels`); ambiguous windows are left out,
         unless the dataset was built with ``keep_unlabelled``, where they are :data:`AMBIGUOUS`.

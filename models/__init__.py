@@ -24,7 +24,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     ".stairstep": ("CLASSIFIERS", "PROTOCOLS", "CVResult", "ModelFileError", "StairstepModel", "default_grid",
                    "evaluate_protocol", "load_model", "make_classifier", "make_stairstep_pipeline",
                    "read_model_header", "save_model", "stair_counts", "stair_rates", "stair_scores",
-                   "upgrade_model_file", "TRAIN_DEFAULTS", "TrainRecipe"),
+                   "upgrade_model_file", "TRAIN_DEFAULTS", "TrainRecipe", "ClimbCounter", "FLOOR_M"),
 })
 
 __all__ = [
@@ -46,6 +46,8 @@ __all__ = [
     "stair_rates",
     "PROTOCOLS",
     "CLASSIFIERS",
+    "ClimbCounter",
+    "FLOOR_M",
     "ADMMMultiTaskClassifier",
     "OnlineMultiTaskLearner",
     "OnlineMultiTaskClient",

@@ -19,7 +19,7 @@ DATA_HELP = ("labelled canonical logs (.csv/.csv.gz with a label column), a UCI 
 
 # Configuration flags and the PipelineConfig fields they set.
 _CONFIG_FLAGS = (("rate", "rate_hz"), ("orientation", "orientation"), ("segmentation", "segmentation"),
-                 ("max_gap", "max_gap_s"), ("step_context", "step_context"))
+                 ("max_gap", "max_gap_s"), ("step_context", "step_context"), ("barometer", "barometer"))
 
 
 def read_options(args) -> tuple[dict, list]:
@@ -170,6 +170,7 @@ _ADVICE = (
     (re.compile(r"\bunits='([a-z/0-9]+)'"), r"--units \1"),
     (re.compile(r"\bmax_gap_s=(?=[0-9])"), "--max-gap "),
     (re.compile(r"\borientation='([a-z]+)'"), r"--orientation \1"),
+    (re.compile(r"\bbarometer=True\b"), "--barometer"),
 )
 
 
@@ -236,6 +237,11 @@ def add_config_args(p, rate=True):
     p.add_argument("--step-context", type=non_negative_int, metavar="N",
                    help="add the 36 step-shape and step-context features over the last N kept steps (default from "
                         f"the config: {PipelineConfig.step_context}); 0 = the paper's 79 Table 12.1 features only")
+    # Off unless asked, even when every log has pressure: the model kind is the user's choice (a
+    # barometer model refuses logs without pressure), not an accident of the training data.
+    p.add_argument("--barometer", action=argparse.BooleanOptionalAction, default=None,
+                   help="add the 5 height features from the logs' air pressure (a model that needs a barometer; "
+                        "default off: the accelerometer-only model)")
 
 
 def add_read_args(p):

@@ -45,12 +45,26 @@ def cmd_replay(args) -> int:
     if report.truth_steps is not None:
         lines.append(f"ground truth: {report.truth_steps} steps; matched {report.matched}, precision "
                      f"{report.precision:.3f}, recall {report.recall:.3f}, count error {100 * report.count_error:.2f}%")
-    if report.stair_steps is not None:
-        truth = f" (truth {report.truth_stair_steps})" if report.truth_stair_steps is not None else ""
-        lines.append(f"stair steps: {report.stair_steps}{truth}")
+    if report.model is not None:
+        lines.append(f"model: {report.model}")
+        lines += climb_lines(report)
     lines += repair_summary(report.read)
     emit(args, report.to_dict(), "\n".join(lines))
     return 0
+
+
+def climb_lines(report) -> list[str]:
+    """The stair steps of a replay with a model: up and down, metres and floors with a barometer model
+    (issue 24); the total alone, and why, with an accelerometer-only one."""
+    truth = f" (truth {report.truth_stair_steps})" if report.truth_stair_steps is not None else ""
+    if report.stair_steps_up is None:
+        return [f"stair steps: {report.stair_steps}{truth}; up/down, metres and floors need a model with barometer"]
+    truth_split = (f" (truth {report.truth_stair_steps_up} up, {report.truth_stair_steps_down} down)"
+                   if report.truth_stair_steps_up is not None else "")
+    return [f"stair steps: {report.stair_steps}{truth}: {report.stair_steps_up} up, {report.stair_steps_down} "
+            f"down{truth_split}",
+            f"climbed {report.metres_climbed:.1f} m ({report.floors_ascended} floors), descended "
+            f"{report.metres_descended:.1f} m ({report.floors_descended} floors); a floor is 3 m"]
 
 
 class _ReplayPlot:
@@ -102,7 +116,9 @@ class _ReplayPlot:
         for bound in (config.min_step_s, config.max_step_s):
             bottom.axvline(bound, color="tab:red", ls="--")
         bottom.set(xlabel="window duration (s); dashed: duration filter", ylabel="windows")
-        fig.tight_layout()
+        if report.model is not None:  # what the model counted over the whole log, under the figure
+            fig.text(0.01, 0.005, f"model {report.model}: " + "; ".join(climb_lines(report)), fontsize=8, va="bottom")
+        fig.tight_layout(rect=(0, 0.03 if report.model is not None else 0, 1, 1))
         with atomic_write(path) as tmp:
             fig.savefig(tmp, dpi=110)
         plt.close(fig)
@@ -112,7 +128,8 @@ def add_parser(subparsers) -> None:
     """Register ``stairsense replay``."""
     p = subparsers.add_parser("replay", help="run a log through the front end and report windows and steps",
                        description="Stream a canonical log (.csv/.csv.gz) through smoothing, standardization and "
-                                   "segmentation exactly as the phone does; with --model, count stair steps.")
+                                   "segmentation exactly as the phone does; with --model, count stair steps (with a "
+                                   "barometer model also up and down, metres and floors).")
     p.add_argument("log", metavar="LOG", help="canonical sensor log (.csv, .csv.gz or .parquet), or one recording "
                    "file of MobiFall, WEDA-FALL, GeoTecINIT or IPIN 2023 track 3")
     add_config_args(p)

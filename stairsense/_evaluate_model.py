@@ -68,7 +68,7 @@ def evaluate_model(model_path, logs: Iterable, *, config: PipelineConfig | None 
         rows = WindowRowStage(config, result.log.rate_hz, labelled=True).process(result)
         if not len(rows):
             continue
-        p = np.asarray(model.predict_windows(rows.samples, rows.offsets, step_context=rows.step_context))
+        p = np.asarray(model.predict_windows(rows.samples, rows.offsets, **rows.model_inputs()))
         good = rows.label != AMBIGUOUS
         truth.append(rows.label[good] == STAIR)
         pred.append(p[good] == STAIR)

@@ -135,6 +135,8 @@ def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (
             parts = [log]
         if reports is not None:
             reports.append(report)
+        # as documented: every log names its file (errors further on, e.g. a barometer model's, cite it)
+        parts = [replace(p, meta={"path": str(path), **p.meta}) for p in parts]
         if require_labels and parts[0].label is None:
             raise ValueError(f"{path}: no 'label' column; training and evaluation need per-sample activity "
                              "labels (Activity codes)")

@@ -1,9 +1,10 @@
 """Replay: a log through the exact on-device pipeline, streamed in chunks.
 
 No algorithm lives here (DESIGN.md): replay composes the reader (``stream``), the resampler and the
-front end (``stream``), the window-row stage (``features``) and a stair-step model's
-``predict_windows`` the way the phone does, chunk after chunk with every stage's state carried
-across, and counts what they produce.
+front end (``stream``), the window-row stage (``features``), a stair-step model's
+``predict_windows`` and, for a model that reads the barometer, the climb counter (``models``) the
+way the phone does, chunk after chunk with every stage's state carried across, and counts what
+they produce.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 from stairsense.features import STAIR, WindowRowStage
 from stairsense.stream import (
     STAIR_ACTIVITIES,
+    Activity,
     FrontEnd,
     PipelineConfig,
     ReadReport,
@@ -30,7 +32,7 @@ from stairsense.stream import (
     resolve_orientation,
 )
 
-__all__ = ["ReplayReport", "replay", "trained_orientations", "REPLAY_CHUNK_ROWS"]
+__all__ = ["ReplayReport", "replay", "trained_orientations", "model_kind", "REPLAY_CHUNK_ROWS"]
 
 # Rows per replay chunk: small enough that every per-chunk array stays in a few MB (flat memory on
 # day-long logs), large enough that per-chunk overhead is negligible (measured in bench_frontend).
@@ -39,7 +41,14 @@ REPLAY_CHUNK_ROWS = 1 << 16
 
 @dataclass
 class ReplayReport:
-    """What a replay found; ``to_dict`` is the ``--json`` output."""
+    """What a replay found; ``to_dict`` is the ``--json`` output.
+
+    ``model`` is the kind of stair-step model that ran (:func:`model_kind`), None without one. With a
+    model that reads the barometer, ``stair_steps_up``/``_down``, ``metres_climbed``/``_descended``
+    and ``floors_ascended``/``_descended`` come from
+    :class:`~stairsense.models.ClimbCounter` (issue 24); with an accelerometer-only model they are
+    None: without a height there is no direction, metre or floor to count, only stair steps.
+    """
 
     source: str
     samples: int = 0
@@ -55,8 +64,17 @@ class ReplayReport:
     precision: float | None = None
     recall: float | None = None
     count_error: float | None = None
+    model: str | None = None
     stair_steps: int | None = None
+    stair_steps_up: int | None = None
+    stair_steps_down: int | None = None
+    metres_climbed: float | None = None
+    metres_descended: float | None = None
+    floors_ascended: int | None = None
+    floors_descended: int | None = None
     truth_stair_steps: int | None = None
+    truth_stair_steps_up: int | None = None
+    truth_stair_steps_down: int | None = None
     read: dict | None = None
 
     def to_dict(self) -> dict:
@@ -104,6 +122,20 @@ def trained_orientations(model) -> list[str] | None:
     return None
 
 
+def model_kind(config: PipelineConfig) -> str:
+    """Which kind of stair-step model a configuration makes: ``"with barometer"`` (it reads the log's
+    air pressure: height features, issue 24) or ``"accelerometer only"``; what replay reports."""
+    return "with barometer" if config.barometer else "accelerometer only"
+
+
+def _check_pressure(config: PipelineConfig, chunk: SensorLog, name: str) -> None:
+    """Refuse, in one line naming the log and the fix, a log without air pressure for a barometer model."""
+    if config.barometer and chunk.pressure is None:
+        raise ValueError(f"{name}: the model reads the barometer (it was trained with height features, barometer=True) "
+                         "but this log has no air pressure (no p column); replay it with the accelerometer-only "
+                         "model (one trained without --barometer)")
+
+
 def _orientation_for(config: PipelineConfig, chunk: SensorLog, name: str, trained) -> str:
     """The concrete orientation method for ``chunk``.
 
@@ -143,7 +175,8 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     model : StairstepModel or OnnxStairModel, optional
         A stair-step classifier; kept windows it calls STAIR are counted as stair steps. Its
         ``predict_windows`` gets each chunk's :class:`~stairsense.features.WindowRows` (samples,
-        offsets and, when ``config.step_context > 0``, the step context). One
+        offsets and, when ``config.step_context > 0``, the step context; when ``config.barometer``,
+        the height features, and the log must record air pressure: a log without it is refused). One
         :class:`~stairsense.features.WindowRowStage` runs per segment, so the rows equal those of the
         segment in one piece. With ``config.rate_hz`` unset, the segment's rate (the step shape's
         dt, ``smoothing='count'``) is the median rate of its first chunk, as a phone knows only
@@ -164,6 +197,13 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     name, chunks, steps_of = _chunks_of(source, config, repair, units, read)
     report = ReplayReport(source=name)
     trained = trained_orientations(model) if model is not None else None
+    climb = None
+    if model is not None:
+        report.model = model_kind(config)
+        if config.barometer:
+            from stairsense.models import ClimbCounter
+
+            climb = ClimbCounter(config.step_context, config.step_context_gap_s)
     front = resampler = None
     segment = None
     rows = None  # the segment's window-row stage, when a model reads the rows
@@ -184,10 +224,14 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
                 if not len(chunk):
                     continue
             if front is None:
+                if model is not None:
+                    _check_pressure(config, chunk, name)
                 report.method = _orientation_for(config, chunk, name, trained)
                 front = FrontEnd(config, report.method, rate_hz=chunk.rate_hz or config.rate_hz)
                 # a new segment is a new stream for the rows too (the phone's sensor stopped)
                 rows = WindowRowStage(config, front.standardizer.rate_hz) if model is not None else None
+                if climb is not None:
+                    climb.new_segment()
                 report.segments += 1
             result = front.process(chunk)
             first_t = chunk.t_ns[0] if first_t is None else first_t
@@ -201,8 +245,10 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
             if rows is not None:
                 closed = rows.process(result)
                 if len(closed):
-                    decided = model.predict_windows(closed.samples, closed.offsets, step_context=closed.step_context)
+                    decided = model.predict_windows(closed.samples, closed.offsets, **closed.model_inputs())
                     stair_windows += int(np.count_nonzero(np.asarray(decided) == STAIR))
+                    if climb is not None:
+                        climb.push(decided, closed.height, closed.height_m, closed.t_start_ns, closed.t_end_ns)
             if on_windows is not None:
                 on_windows(result, chunk)
             if bar is not None:
@@ -226,6 +272,12 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
         report.recall = report.matched / report.truth_steps
         report.count_error = abs(report.kept - report.truth_steps) / report.truth_steps
         report.truth_stair_steps = int(np.isin(truth.kind, [int(a) for a in STAIR_ACTIVITIES]).sum())
+        report.truth_stair_steps_up = int(np.sum(truth.kind == Activity.WALKING_UPSTAIRS))
+        report.truth_stair_steps_down = int(np.sum(truth.kind == Activity.WALKING_DOWNSTAIRS))
     if model is not None:
         report.stair_steps = stair_windows
+    if climb is not None:
+        report.stair_steps_up, report.stair_steps_down = climb.up, climb.down
+        report.metres_climbed, report.metres_descended = climb.climbed_m, climb.descended_m
+        report.floors_ascended, report.floors_descended = climb.floors_ascended, climb.floors_descended
     return report

@@ -33,10 +33,11 @@ READ_ONLY_FIELDS = frozenset({"max_gap_s"})
 # Fields added after configurations were first recorded in model files, and the value that
 # reproduces what a record without them meant: models trained before issue 9's step context
 # saw the 79 Table 12.1 features only, so a missing ``step_context`` is 0, not today's default;
-# its gap came with it at 1.5 s, pinned so a new default cannot change what old records mean.
-# PipelineConfig.from_record applies them; config *files* (partial settings) do not. The Java
-# core keeps the same table (android_stub PipelineConfig.RECORDED_BEFORE; tests compare them).
-_RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5}
+# its gap came with it at 1.5 s, pinned so a new default cannot change what old records mean;
+# models before issue 24's height features read no barometer. PipelineConfig.from_record applies
+# them; config *files* (partial settings) do not. The Java core keeps the same table (android_stub
+# PipelineConfig.RECORDED_BEFORE; tests compare them).
+_RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5, "barometer": False}
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,13 @@ class PipelineConfig:
     step_context_gap_s : float > 0
         A new context run starts when a kept window starts more than this after the previous kept
         one ended (standing still, rejected windows): 1.5 s, as in the research of row B.
+    barometer : bool, default=False
+        Add the 5 height features (``stairsense.features.HEIGHT_NAMES``) after the others: the height
+        change and vertical speed over each step and over its step context, from the causal
+        :class:`~stairsense.stream.HeightFilter` of the log's air pressure and the vertical
+        acceleration (issue 24, "Classifier"). A model trained with it needs logs with pressure
+        (a ``p`` column); one without is the accelerometer-only model. Needs ``step_context`` ≥ 1
+        (the context the height is taken over). Changes the feature columns, like ``step_context``.
     """
 
     rate_hz: float | None = None
@@ -105,6 +113,7 @@ class PipelineConfig:
     max_gap_s: float = 0.3
     step_context: int = 5
     step_context_gap_s: float = 1.5
+    barometer: bool = False
 
     def __post_init__(self):
         choices = {"smoothing": get_args(Smoothing), "orientation": ORIENTATIONS,
@@ -132,6 +141,11 @@ class PipelineConfig:
         if isinstance(self.step_context, bool) or not isinstance(self.step_context, int) or self.step_context < 0:
             raise ValueError(f"PipelineConfig.step_context must be an integer >= 0 (0 = the 79 Table 12.1 features "
                              f"only), got {self.step_context!r}")
+        if not isinstance(self.barometer, bool):
+            raise ValueError(f"PipelineConfig.barometer must be true or false, got {self.barometer!r}")
+        if self.barometer and self.step_context < 1:
+            raise ValueError("PipelineConfig.barometer needs step_context >= 1: the height features are taken over "
+                             "the step context as well as the step; set step_context (default 5)")
 
     def read_gap_s(self) -> float:
         """The longest time step between samples this front end bridges: the one gap rule.

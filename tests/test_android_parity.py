@@ -285,6 +285,14 @@ def test_model_metadata_mismatch_is_refused(java, tmp_path, exported_model):
     assert got.error is not None and "segmentation='sliding'" in got.error and "bad.metadata.json" in got.error
 
 
+def test_a_barometer_configuration_is_refused_until_the_core_computes_height_features(java, tmp_path):
+    """Issue 24: export refuses barometer models; a configuration asking for them is refused here too."""
+    (tmp_path / "config.json").write_text(json.dumps(PipelineConfig(barometer=True).to_dict()))
+    javacore.write_raw(simulate(minutes=0.1, seed=0), tmp_path / "log.bin")
+    got = java.run(tmp_path / "config.json", "auto", 50.0, tmp_path / "log.bin", tmp_path / "out")
+    assert got.error is not None and "barometer=true" in got.error and "accelerometer-only" in got.error
+
+
 # ------------------------------------------------------------------------------------------------
 # (e) step-context features (issue 9): Java's StepContext against stairsense.features
 
@@ -363,8 +371,9 @@ def _java_constant(name: str) -> str:
 
 def _java_literals(text: str) -> list:
     import ast
+    import re
 
-    return list(ast.literal_eval(f"[{text}]"))
+    return list(ast.literal_eval(re.sub(r"\b(true|false)\b", lambda m: m[1].title(), f"[{text}]")))
 
 
 def test_java_config_constants_match_python():

@@ -1,6 +1,7 @@
 """The window-row stage: per sample ≡ whole log ≡ random chunks, and its rows against oracles
 written from the definitions (window_features over each window's samples taken by hand, labels
-counted per window, the step context of tests/test_pipeline_step_context.py)."""
+counted per window, the step context of tests/test_pipeline_step_context.py, the height features
+of tests/test_height_features.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -23,6 +24,7 @@ from stairsense.features import (
 )
 from stairsense.stream import (
     Activity,
+    Barometer,
     FrontEnd,
     PipelineConfig,
     Resampler,
@@ -36,6 +38,9 @@ CONFIGS = [
     PipelineConfig(rate_hz=30, orientation="mizell", step_context=3),
     PipelineConfig(orientation="rotvec", segmentation="sliding", step_context=2),
     PipelineConfig(rate_hz=25, orientation="ahrs", step_context=0),
+    # issue 24: the height filter and height context carried across blocks like the rest
+    PipelineConfig(rate_hz=30, orientation="vertical", barometer=True),
+    PipelineConfig(orientation="rotvec", step_context=2, barometer=True),
 ]
 
 
@@ -43,7 +48,9 @@ def _log(seed: int, seconds: float):
     rng = np.random.default_rng(seed)
     schedule = [(Activity.WALKING, seconds * 0.3), (Activity.WALKING_UPSTAIRS, seconds * 0.3),
                 (Activity.STANDING, seconds * 0.1), (Activity.WALKING_DOWNSTAIRS, seconds * 0.3)]
-    return simulate(schedule=schedule, rate_hz=float(rng.choice([30.0, 50.0, 100.0])), seed=seed)
+    # The barometer draws from a stream of its own: every other array is the log without it.
+    return simulate(schedule=schedule, rate_hz=float(rng.choice([30.0, 50.0, 100.0])), seed=seed,
+                    barometer=Barometer(rate_hz=float(rng.choice([1.0, 10.0, 25.0]))))
 
 
 def _assert_same_rows(a, b):
@@ -58,6 +65,11 @@ def _assert_same_rows(a, b):
         assert b.step_context is None
     else:
         np.testing.assert_allclose(a.step_context, b.step_context, rtol=1e-7, atol=1e-9)
+    for name in ("height", "height_m"):  # the filter is bit-exact in any split; its input (vertical) to rounding
+        if getattr(a, name) is None:
+            assert getattr(b, name) is None
+        else:
+            np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-7, atol=1e-9)
 
 
 def _concatenate(parts):
@@ -67,8 +79,10 @@ def _concatenate(parts):
                                       for i, p in enumerate(parts)])
     context = None if parts[0].step_context is None else np.vstack([p.step_context for p in parts])
     cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
+    heights = {} if parts[0].height is None else {"height": np.vstack([p.height for p in parts]),
+                                                  "height_m": cat("height_m")}
     return type(parts[0])(samples, offsets, context, cat("t_start_ns"), cat("t_end_ns"), cat("label"),
-                          cat("direction"))
+                          cat("direction"), **heights)
 
 
 def _chunked(log, config, rng):
@@ -108,7 +122,8 @@ def _per_sample(log, config):
         t, sample, vertical = out
         closed = front.windower.push(t, vertical)
         closed = [] if closed is None else closed if isinstance(closed, list) else [closed]
-        parts.append(stage.push(t, sample, vertical, int(at_rate.label[i]), closed))
+        pressure = None if at_rate.pressure is None else float(at_rate.pressure[i])
+        parts.append(stage.push(t, sample, vertical, int(at_rate.label[i]), closed, pressure))
     return _concatenate(parts)
 
 

@@ -3,7 +3,9 @@
 ``make_stairstep_pipeline`` composes the families below it ([-1, 1] scaling, EasyMKL top-k
 selection, RBF KOMD: spec donini-easymkl-komd-climbtheworld-admm §3.6, §3.9, §3.7);
 ``StairstepModel`` binds that pipeline to the front-end configuration it was trained for and is
-saved and loaded with integrity checks; ``evaluate_protocol`` runs the §3.7 protocols and baselines.
+saved and loaded with integrity checks; ``evaluate_protocol`` runs the §3.7 protocols and baselines;
+``ClimbCounter`` turns a barometer model's decisions into stair steps up and down, metres and floors
+(issue 24).
 It lives in ``models/`` (not in the top ``stairsense`` package) because it only needs models,
 features and the configuration type, and the export layer above must load it; it is its own
 sub-package because it is an application of the MKL family, not a learning algorithm.
@@ -13,6 +15,7 @@ from stairsense.stream.lazy import lazy_exports as _lazy_exports
 # Resolved on first use: the model and its protocols import scikit-learn, while the training recipe
 # (its defaults shown by `stairsense train --help`) needs nothing heavy.
 __getattr__, __dir__ = _lazy_exports(__name__, {
+    "._climb": ("FLOOR_M", "ClimbCounter"),
     "._evaluation": ("CLASSIFIERS", "PROTOCOLS", "CVResult", "default_grid", "evaluate_protocol", "make_classifier",
                      "stair_counts", "stair_rates", "stair_scores"),
     "._invariant": ("RestrictedSelector", "heading_invariant_mask"),
@@ -46,4 +49,6 @@ __all__ = [
     "stair_rates",
     "PROTOCOLS",
     "CLASSIFIERS",
+    "ClimbCounter",
+    "FLOOR_M",
 ]

@@ -33,7 +33,7 @@ import sklearn
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features import N_FEATURES, WindowRows, make_feature_scaler, step_context_columns
+from stairsense.features import N_FEATURES, WindowRows, height_columns, make_feature_scaler, step_context_columns
 from stairsense.stream import PipelineConfig, atomic_write
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
@@ -268,9 +268,10 @@ class StairstepModel:
         """KOMD scores f(x) − θ of windows (≥ 0 means STAIR), delegated to the fitted pipeline."""
         return self.pipeline.decision_function(self._check_width(X))
 
-    def window_rows(self, samples, offsets, step_context=None) -> np.ndarray:
+    def window_rows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
         """The feature rows of windows given as standardized samples, as the exported graph computes
-        them: the Table 12.1 features of each 3-column block, then the step-context rows.
+        them: the Table 12.1 features of each 3-column block, then the step-context rows, then the
+        height rows.
 
         Parameters
         ----------
@@ -278,14 +279,21 @@ class StairstepModel:
             The standardized samples of all windows, window w being ``samples[offsets[w]:offsets[w + 1]]``.
         step_context : array-like of shape (W, 36), optional
             Row w holds window w's :data:`~stairsense.features.STEP_CONTEXT_NAMES` features;
-            required when the model's feature names end with them, refused otherwise.
+            required when the model's feature names end with them (before any height features),
+            refused otherwise.
+        height : array-like of shape (W, 5), optional
+            Row w holds window w's :data:`~stairsense.features.HEIGHT_NAMES` features (issue 24);
+            required when the model reads the barometer (its feature names end with them), refused
+            otherwise.
 
         Returns
         -------
         ndarray of shape (W, len(feature_names))
         """
-        n_context = step_context_columns(self.feature_names)
-        n_blocks, rest = divmod(len(self.feature_names) - n_context, N_FEATURES)
+        n_height = height_columns(self.feature_names)
+        names = self.feature_names[:len(self.feature_names) - n_height]
+        n_context = step_context_columns(names)
+        n_blocks, rest = divmod(len(names) - n_context, N_FEATURES)
         if rest or not n_blocks:
             raise ValueError(f"this model takes {len(self.feature_names)} features that are not Table 12.1 window "
                              "features; call predict(X) with its feature rows")
@@ -294,29 +302,22 @@ class StairstepModel:
         if samples.ndim != 2 or samples.shape[1] != 3 * n_blocks:
             raise ValueError(f"this model takes standardized samples with {3 * n_blocks} columns per row (config "
                              f"orientation={self.config.orientation!r}); got shape {samples.shape}")
-        if not n_context:
-            if step_context is not None:
-                raise ValueError("this model takes no step-context features; call it without step_context")
-            return WindowRows(samples, offsets, None, None, None).features()
-        if step_context is None:
-            raise ValueError(f"this model takes {n_context} step-context features per window: pass step_context=(W, "
-                             f"{n_context}) rows (stairsense.features.step_context_features of the kept windows, in order)")
-        rows = np.asarray(step_context, dtype=np.float64)
-        if rows.shape != (offsets.size - 1, n_context):
-            raise ValueError(f"step_context must have shape ({offsets.size - 1}, {n_context}), one row per window; "
-                             f"got {rows.shape}")
-        return WindowRows(samples, offsets, rows, None, None).features()
+        context = _extra_rows("step_context", step_context, n_context, offsets.size - 1,
+                              "stairsense.features.step_context_features of the kept windows, in order")
+        height = _extra_rows("height", height, n_height, offsets.size - 1,
+                             "WindowRowStage rows of a configuration with barometer=True")
+        return WindowRows(samples, offsets, context, None, None, height=height).features()
 
-    def predict_windows(self, samples, offsets, step_context=None) -> np.ndarray:
+    def predict_windows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
         """Labels (1 = STAIR) of windows given as standardized samples: ``predict`` on
         :meth:`window_rows`, the same call as the exported model's
         (:meth:`stairsense.export.OnnxStairModel.predict_windows`)."""
-        return self.predict(self.window_rows(samples, offsets, step_context))
+        return self.predict(self.window_rows(samples, offsets, step_context, height))
 
-    def decision_windows(self, samples, offsets, step_context=None) -> np.ndarray:
+    def decision_windows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
         """KOMD scores (≥ 0 means STAIR) of windows given as standardized samples; arguments as
         :meth:`window_rows`."""
-        return self.decision_function(self.window_rows(samples, offsets, step_context))
+        return self.decision_function(self.window_rows(samples, offsets, step_context, height))
 
     def check_config(self, config: PipelineConfig | None = None) -> PipelineConfig:
         """The configuration to replay with: the model's own, after checking ``config`` agrees
@@ -334,6 +335,22 @@ class StairstepModel:
     def __repr__(self) -> str:
         n = self.summary.get("n_windows", "?")
         return f"StairstepModel({len(self.feature_names)} features, {n} training windows, config={self.config})"
+
+
+def _extra_rows(name: str, rows, n_columns: int, n_windows: int, source: str):
+    """``rows`` (the per-window ``step_context`` or ``height`` argument) as a (W, n_columns) array,
+    after checking the model takes them (``n_columns`` > 0) exactly when they are given."""
+    if not n_columns:
+        if rows is not None:
+            raise ValueError(f"this model takes no {name.replace('_', '-')} features; call it without {name}")
+        return None
+    if rows is None:
+        raise ValueError(f"this model takes {n_columns} {name.replace('_', '-')} features per window: pass "
+                         f"{name}=(W, {n_columns}) rows ({source})")
+    rows = np.asarray(rows, dtype=np.float64)
+    if rows.shape != (n_windows, n_columns):
+        raise ValueError(f"{name} must have shape ({n_windows}, {n_columns}), one row per window; got {rows.shape}")
+    return rows
 
 
 def _jsonable(value):

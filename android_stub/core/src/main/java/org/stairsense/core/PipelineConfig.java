@@ -24,15 +24,17 @@ public final class PipelineConfig {
     static final List<String> KEYS = Arrays.asList(
             "rate_hz", "smoothing", "smooth_ms", "gravity_ms", "orientation", "segmentation",
             "peak_threshold", "valley_threshold", "hysteresis", "min_step_s", "max_step_s",
-            "window_ms", "window_overlap", "max_gap_s", "step_context", "step_context_gap_s");
+            "window_ms", "window_overlap", "max_gap_s", "step_context", "step_context_gap_s", "barometer");
 
     /**
      * Keys added after configurations were first recorded in model files, with the value that
      * reproduces what a record without them meant (Python's {@code _RECORDED_BEFORE}, read by
      * {@code PipelineConfig.from_record}; tests/test_android_parity.py compares the two):
-     * a model exported before the step context took the 79 Table 12.1 features only.
+     * a model exported before the step context took the 79 Table 12.1 features only, and one
+     * exported before issue 24's height features read no barometer.
      */
-    static final Map<String, Object> RECORDED_BEFORE = Map.of("step_context", 0.0, "step_context_gap_s", 1.5);
+    static final Map<String, Object> RECORDED_BEFORE = Map.of("step_context", 0.0, "step_context_gap_s", 1.5,
+            "barometer", false);
 
     /** Orientation methods the Java core implements ({@code ahrs} needs the Madgwick filter, which it does not have). */
     static final List<String> ORIENTATIONS = Arrays.asList("auto", "rotvec", "vertical", "linear", "mizell");
@@ -96,6 +98,12 @@ public final class PipelineConfig {
         }
         stepContext = (int) context;
         stepContextGapS = positive(values, "step_context_gap_s");
+        // The height features (issue 24) are not in this core yet, and Python's export refuses models
+        // that take them; a configuration asking for them is refused here too rather than misread.
+        if (!Boolean.FALSE.equals(values.get("barometer"))) {
+            throw new ModelConfigException("barometer=" + values.get("barometer") + ": this Java core does not "
+                    + "compute the height features yet (issue 24); export an accelerometer-only model (barometer=false)");
+        }
         if (rate != null && !(rateHz > 0)) {
             throw new ModelConfigException("rate_hz must be > 0 or null, got " + rateHz);
         }
