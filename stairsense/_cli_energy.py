@@ -101,8 +101,9 @@ def cmd_estimate(args) -> int:
     if args.speed_ratio is not None:
         profile = profile.with_value("cpu.speed_ratio", args.speed_ratio, "command line --speed-ratio")
     extra_streams = {"barometer": args.barometer} if args.barometer is not None else {}
-    profile.hardware_for(extra_streams)  # a phone without a barometer is refused before the replay
     (graph, selected, input_names), config = _model_and_config(args)
+    # a phone without a barometer is refused before the replay, whether the configuration reads one or turns it on
+    profile.hardware_for(["barometer"] if config.barometer else extra_streams)
     if args.log:
         logs = [read_log(p) for p in args.log]
         source = ", ".join(args.log)
@@ -143,7 +144,7 @@ def cmd_estimate(args) -> int:
     day_text = ", ".join(f"{s / 3600:.2f} h {a}" for a, s in main.day_s.items())
     cfg = main.config
     print(f"profile {profile.name}: {profile.description.split(':')[0]}; battery {main.battery_mah:g} mAh")
-    barometer = f", barometer at {args.barometer:g} Hz" if args.barometer is not None else ""
+    barometer = "".join(f", {name} at {hz:g} Hz" for name, hz in main.side_streams.items())
     print(f"configuration: {cfg['rate_hz']:g} Hz, orientation {cfg['orientation']}, segmentation "
           f"{cfg['segmentation']}, smoothing {cfg['smoothing']}, step context {cfg['step_context']}{barometer}; "
           f"replayed {source}")
@@ -322,9 +323,10 @@ def add_parser(subparsers) -> None:
                    help="also price the thesis's comparisons: sliding windows, no smoothing, Mizell, Linear (same "
                         "model cost per window)")
     p.add_argument("--barometer", type=float, metavar="HZ",
-                   help="also run the barometer at HZ (1-25 Hz is typical) and price it: its current at that rate "
-                        "and its events; the pipeline does not read pressure yet. A profile whose phone has none "
-                        "is refused")
+                   help="run the barometer at HZ (1-25 Hz is typical) and price its current at that rate and its "
+                        "events: the rate of the barometer a configuration with barometer=true reads (a barometer "
+                        "model, or --config; default the height filter's 10 Hz), else one turned on beside the "
+                        "configuration. A profile whose phone has none is refused")
     p.add_argument("--speed-ratio", type=positive(float), metavar="R",
                    help="phone time / this machine's time for the same code (default: the profile's cpu.speed_ratio, "
                         "an estimate; pass a measured one, e.g. android_stub's Java ns/sample on the phone over ours)")
