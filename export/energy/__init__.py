@@ -4,8 +4,8 @@ Device profiles (``profiles/*.json``, every number with its source) × a workloa
 replay, the stage code and the exported ONNX graph (:func:`measure_workload`) × a day →
 :func:`estimate` gives the charge per pipeline stage. The budget optimiser searches
 configurations for the best F1 under a battery budget (``stairsense energy optimise``,
-:mod:`._optimise`): leave-subjects-out F1 of each configuration on labelled recordings, priced by
-this model.
+:mod:`._optimise`): leave-subjects-out F1 of each configuration on labelled recordings (for the
+barometer, people simulated with one: :mod:`._people`), priced by this model.
 """
 from stairsense.stream.lazy import lazy_exports as _lazy_exports
 
@@ -17,6 +17,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     "._search": ("Candidate", "Protocol", "SearchSpace", "parse_budget"),
     "._optimise": ("best_under", "evaluate_all", "evaluate_front_end", "evaluate_front_ends", "evaluate_windows",
                    "front_end_data", "load_recordings", "pareto_front", "plot_front", "price", "write_best"),
+    "._people": ("logs_fingerprint", "simulated_people"),
     "._plot": ("plot_breakdown",),
     "._profile": ("DeviceProfile", "load_profile", "profile_names"),
     "._workload": ("BAROMETER_HZ", "ActivityCounts", "InferenceCost", "StageCosts", "Workload", "add_up_counts",
@@ -60,6 +61,8 @@ __all__ = [
     "evaluate_front_ends",
     "evaluate_all",
     "load_recordings",
+    "simulated_people",
+    "logs_fingerprint",
     "price",
     "pareto_front",
     "best_under",
