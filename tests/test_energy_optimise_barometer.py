@@ -292,3 +292,22 @@ def test_cli_refuses_the_barometer_on_recordings_without_pressure(tmp_path, caps
                  "--barometers", "on"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "person" in err and "no air pressure" in err
+
+
+def test_cli_prices_a_trained_barometer_model_from_its_graph(people, tmp_path, capsys):
+    """``stairsense energy --model`` with a model trained with the barometer: its graph (with the
+    height input) is priced per window, and its configuration's barometer lines are there."""
+    from stairsense.models import StairstepModel, make_stairstep_pipeline, save_model
+
+    config = PipelineConfig(rate_hz=30, orientation="mizell", barometer=True)
+    data = window_dataset(people[:3], config)
+    model = StairstepModel.train(make_stairstep_pipeline(k=20, n_landmarks=30), data.X, data.y, config=config,
+                                 feature_names=data.feature_names)
+    path = save_model(model, tmp_path / "baro.model")
+    assert main(["energy", "--model", str(path), "--profile", "pixel2-2017", "--barometer", "5", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["reports"]["configuration"]
+    assert report["config"]["barometer"] and report["side_streams"] == {"barometer": 5.0}
+    assert report["workload"]["inference"]["macs"] > 0 and report["stage_mah"]["inference"] > 0
+    assert report["stage_mah"]["height_filter"] > 0 and report["stage_mah"]["height_features"] > 0
+    assert main(["energy", "--model", str(path), "--profile", "nexus-one-2010"]) == 2
+    assert "has no barometer" in capsys.readouterr().err

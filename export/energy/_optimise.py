@@ -139,7 +139,8 @@ def front_end_data(logs, configs) -> list[tuple]:
 
     Per log, resampling runs once per rate and smoothing + gravity removal + rotation once per
     (rate, orientation, smoothing); the pattern and the sliding windows are cut from that one
-    standardized stream, and each configuration's replay counts come from the same pass. The rows
+    standardized stream, and each configuration's replay counts come from the same pass (a
+    barometer configuration's rows add the height features of the log's air pressure). The rows
     and labels are :meth:`~stairsense.features.WindowDataset.of_log` of those front-end results, as
     in ``window_dataset`` (``tests/test_energy.py`` checks the result equals the
     per-configuration calls).
