@@ -1,5 +1,6 @@
 """Energy simulator (issue 11): the §12.7.2 findings on the thesis's phone, the stage costs it is
-built from, and the speed of pricing and of the budget optimiser.
+built from, the speed of pricing and of the budget optimiser, and the barometer in the search on
+people simulated with one (issue 24; UCI HAPT has no air pressure).
 
 Targets: energy of 300 configurations from cached workloads < 1 s; the optimiser on the 21 HAPT
 subjects from a cold cache < 30 min on 2 cores, warm < 10 s. This script deletes the optimiser's
@@ -11,7 +12,8 @@ Usage::
     .venv/bin/python benchmarks/bench_energy.py [--cache benchmarks/out/energy_cache_full]
 
 Writes ``benchmarks/results/energy.md``, ``energy_breakdown.png``, ``energy_pareto.png`` and
-``energy_best.json`` (the optimiser's choice under 1 %/day on pixel2-2017).
+``energy_best.json`` (the optimiser's choice under 1 %/day on pixel2-2017).  The barometer search
+runs in a cache folder of its own beside ``--cache`` (deleted first too).
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ from stairsense.export.energy import (  # noqa: E402
     parse_day,
     plot_breakdown,
 )
-from stairsense.export.energy import price  # noqa: E402  (the optimiser's pricing step)
+from stairsense.export.energy import Candidate, best_under, price, twin_of  # noqa: E402  (the optimiser's steps)
 from stairsense.models import StairstepModel, make_stairstep_pipeline  # noqa: E402
 from stairsense.stream import Activity, simulate  # noqa: E402
 
@@ -94,7 +96,8 @@ def findings(lines):
         lines += [f"### {name}, day '{DEFAULT_DAY}'", ""]
         rows = [(label, *(f"{r.stage_mah[s]:.3f}" for s in STAGES), f"{r.total_mah:.2f}", f"{r.percent_per_day:.3f}")
                 for label, r in reports.items()]
-        lines += markdown_table(["configuration", *STAGES, "mAh/day", "% battery/day"], rows, "l" + "r" * 10)
+        lines += markdown_table(["configuration", *STAGES, "mAh/day", "% battery/day"], rows,
+                                "l" + "r" * (len(STAGES) + 2))
         ours, sliding = reports["thesis: 30 Hz rotvec, smoothed, pattern"], reports["sliding 500 ms / 50 %"]
         raw = reports["no smoothing"]
         processing = [sum(r.stage_mah[s] for s in ("segmentation", "features", "inference")) for r in (ours, sliding)]
@@ -246,9 +249,59 @@ def optimiser_speed(lines, cache: Path):
 
 
 def _label(c) -> str:
-    cfg = c["config"]
-    return (f"{cfg['rate_hz']:g} Hz {cfg['orientation']} {cfg['segmentation']} "
-            f"{'smoothed' if cfg['smoothing'] != 'none' else 'raw'} k={c['k']} {c['precision']}")
+    return Candidate(**c).label()
+
+
+BAROMETER_GRID = ["--rates", "30", "50", "--orientations", "mizell", "rotvec", "--segmentations", "pattern",
+                  "--smoothings", "time", "--k", "10", "30", "49", "79", "--precisions", "fp32", "int8"]
+
+
+def barometer_search(lines, cache: Path):
+    """The barometer in the search (issue 24): each front end of a small grid and its barometer twin,
+    scored on 24 people simulated with a phone barometer (cold, one process), priced on the two
+    profiles with a barometer."""
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    cmd = [sys.executable, "-m", "stairsense.cli", "energy", "optimise", "--budget", "1%/day", "--simulated-people",
+           "24", "--profile", "pixel2-2017", "--barometers", "off", "on", *BAROMETER_GRID, "--n-jobs", "1",
+           "--cache", str(cache), "--out", str(cache / "best.json"), "--json"]
+    started = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"barometer search failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    out = json.loads(done.stdout)
+    records = [json.loads(p.read_text()) for p in sorted(cache.glob("front-end-*.json"))]
+    day = parse_day(DEFAULT_DAY)
+    priced = {name: price(records, load_profile(name), day) for name in ("pixel2-2017", "nexus-2012")}
+
+    def key(c):
+        return json.dumps(c.config, sort_keys=True), c.k, c.precision
+
+    nexus = {key(c): c for c in priced["nexus-2012"]}
+    pairs = sorted(((c, twin_of(c, priced["pixel2-2017"])) for c in priced["pixel2-2017"] if c.config["barometer"]),
+                   key=lambda pair: (pair[0].config["rate_hz"], pair[0].config["orientation"], pair[0].k,
+                                     pair[0].precision))
+    gains = [c.f1 - t.f1 for c, t in pairs]
+    rows = [(_label(vars(t)), f"{t.f1:.3f}", f"{c.f1:.3f}", f"{t.percent_per_day:.3f}", f"{c.percent_per_day:.3f}",
+             f"{nexus[key(t)].percent_per_day:.2f}", f"{nexus[key(c)].percent_per_day:.2f}") for c, t in pairs]
+    nexus_best = best_under(priced["nexus-2012"], 100.0)
+    lines += ["### The barometer in the search (issue 24), on simulated people", "",
+              f"Command (cold, its own cache): `{' '.join(['stairsense', *cmd[3:]])}`; {wall:.0f} s wall.", "",
+              f"F1 on {out['f1_on']}: UCI HAPT has no air pressure, so the search above is accelerometer-only and a "
+              "barometer configuration is scored with its accelerometer-only twin on the same simulated people, folds "
+              "and windows (never against HAPT's F1).", "",
+              *markdown_table(["configuration (twin)", "F1 twin", "F1 barometer", "pixel2 %/day twin",
+                               "pixel2 %/day barometer", "nexus-2012 %/day twin", "nexus-2012 %/day barometer"],
+                              rows, "lrrrrrr"), "",
+              f"The barometer raised F1 in {sum(g > 0 for g in gains)} of {len(gains)} pairs (mean {np.mean(gains):+.3f}, "
+              f"from {min(gains):+.3f} to {max(gains):+.3f}).", "",
+              f"Best under 1 %/day on pixel2-2017: {_label(out['best'])}, F1 {out['best']['f1']:.3f} at "
+              f"{out['best']['percent_per_day']:.3f} %/day"
+              + (f"; its twin {_label(out['best_twin'])}, F1 {out['best_twin']['f1']:.3f} at "
+                 f"{out['best_twin']['percent_per_day']:.3f} %/day." if out["best_twin"] else "."),
+              f"Best under 100 %/day on nexus-2012: {nexus_best.label()}, F1 {nexus_best.f1:.3f} at "
+              f"{nexus_best.percent_per_day:.2f} %/day.", ""]
 
 
 def where_time_goes(lines, cache: Path):
@@ -313,6 +366,7 @@ def main(argv=None):
     findings(rest)
     paller(rest)
     pricing_speed(rest, args.cache)
+    barometer_search(rest, args.cache.with_name(args.cache.name + "_barometer"))
     text = "\n".join(head + optimiser + rest) + "\n"
     write_results(RESULTS / "energy.md", text)
     print(text)

@@ -16,7 +16,12 @@ float32``: the window's step-shape and step-context features, which the host com
 the kept windows before this one, which a one-window graph does not see; the phone's
 ``StepContext`` in android_stub/core). The graph casts them to float64, gathers the ones the
 model kept and appends them to its Table 12.1 features — the selected columns are in increasing
-order and the 36 names come last, so that is the model's column order.
+order and the 36 names come last, so that is the model's column order. A model that reads the
+barometer (issue 24, ``barometer=True``: its names end with
+:data:`~stairsense.features.HEIGHT_NAMES`) has a third, ``height: [1, 5] float32``, gathered the
+same way after the step context: the window's height features, which the host computes from its
+height filter. Such a graph is built (the budget optimiser scores and prices it) but not yet
+exported: the phone's core does not compute the height features.
 
 Every export runs the exported graph in ONNX Runtime on a validation set of windows and compares
 it with the float64 Python pipeline on the same float32 samples; it raises
@@ -37,6 +42,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from stairsense.features import (
     RATIO_CLIP,
+    height_columns,
     step_context_columns,
 )
 from stairsense.models import KOMDClassifier, StairstepModel, load_model
@@ -103,6 +109,16 @@ def _as_model(model_or_path) -> StairstepModel:
     )
 
 
+def _exportable(model: StairstepModel) -> StairstepModel:
+    """``model``, or the refusal of one the phone could not feed: its core does not compute the
+    height features yet (issue 24), so a barometer model's graph is built but never written."""
+    if model.config.barometer:
+        raise ValueError("this model reads the barometer (barometer=True: height features), which export does not "
+                         "support yet (the phone's core lacks the height inputs); export an accelerometer-only model, "
+                         "trained without --barometer")
+    return model
+
+
 def _unpack(model: StairstepModel):
     """(scaler, support mask, KOMD) of a scale → select → KOMD pipeline, or a clear refusal."""
     steps = [est for _, est in getattr(model.pipeline, "steps", [])]
@@ -135,24 +151,20 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     Returns
     -------
     onnx_model : onnx.ModelProto
-        Inputs ``samples`` and, for a model with step-context features, ``step_context``.
+        Inputs ``samples`` and, for a model with step-context features, ``step_context``, and for
+        one that reads the barometer ``height``.
     stored : callable
         ``stored(X)`` → float64 scores of the model as stored (reduced and rounded), on the full
-        (N, 79·B [+ 36]) feature matrix: the graph's reference up to float32 arithmetic.
+        (N, 79·B [+ 36] [+ 5]) feature matrix: the graph's reference up to float32 arithmetic.
     stored_head : RBFHead
         The support vectors and coefficients as stored.
     """
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    if model.config.barometer:
-        # Issue 24's height features are not in the graph's inputs nor in the Java core yet: a file
-        # without them would score windows the model never saw, so none is written.
-        raise ValueError("this model reads the barometer (barometer=True: height features), which export does not "
-                         "support yet (the ONNX graph and the phone's core lack the height inputs); export an "
-                         "accelerometer-only model, trained without --barometer")
     scaler, selected, komd = _unpack(model)
-    n_context = step_context_columns(model.feature_names)
-    n_table = len(model.feature_names) - n_context
+    n_height = height_columns(model.feature_names)
+    n_context = step_context_columns(model.feature_names[:len(model.feature_names) - n_height])
+    n_table = len(model.feature_names) - n_context - n_height
     table_names = model.feature_names[:n_table]
     n_blocks, parsed = parse_feature_names(table_names)
     g = GraphBuilder()
@@ -166,13 +178,17 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
                                    and np.all(RATIO_CLIP * scale[ratio] + offset[ratio] >= high))
     in_table = selected[selected < n_table]
     parts = [add_window_features(g, samples, table_names, in_table, clip_ratios=not implied)] if in_table.size else []
-    if n_context:
-        # One window per run, so [1, 36]; its selected columns follow the table's (selected is sorted).
-        step = g.input("step_context", np.float32, [1, n_context])
-        in_context = selected[selected >= n_table] - n_table
-        if in_context.size:
-            flat = g.op("Cast", g.op("Reshape", step, g.const(np.array([-1], np.int64))), to=onnx.TensorProto.DOUBLE)
-            parts.append(g.op("Gather", flat, g.const(in_context.astype(np.int64), "step_context_columns"), axis=0))
+    start = n_table
+    for name, width in (("step_context", n_context), ("height", n_height)):
+        if not width:
+            continue
+        # One window per run, so [1, width]; its selected columns follow the ones before (selected is sorted).
+        host = g.input(name, np.float32, [1, width])
+        columns = selected[(selected >= start) & (selected < start + width)] - start
+        if columns.size:
+            flat = g.op("Cast", g.op("Reshape", host, g.const(np.array([-1], np.int64))), to=onnx.TensorProto.DOUBLE)
+            parts.append(g.op("Gather", flat, g.const(columns.astype(np.int64), f"{name}_columns"), axis=0))
+        start += width
     features = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0, hint="features")
     head = reduce_support(RBFHead.from_komd(komd), max_support_vectors)
     # The scaler's output is multiplied by √β here, folded into its constants (see add_rbf_decision).
@@ -204,7 +220,7 @@ def support_budget(model, max_bytes: int, precision: str = "int8") -> int | None
     ValueError
         When even one support vector does not fit.
     """
-    model = _as_model(model)
+    model = _exportable(_as_model(model))
 
     def size(n):
         return len(build_onnx_model(model, precision, max_support_vectors=n)[0].SerializeToString())
@@ -362,7 +378,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     >>> report.n_features, report.parity["max_abs_diff_vs_python"] < 1e-4
     (5, True)
     """
-    model = _as_model(model)
+    model = _exportable(_as_model(model))
     out = Path(out)
     if not out.parent.is_dir():
         raise FileNotFoundError(f"cannot write {out}: folder {out.parent} does not exist")

@@ -101,8 +101,9 @@ def cmd_estimate(args) -> int:
     if args.speed_ratio is not None:
         profile = profile.with_value("cpu.speed_ratio", args.speed_ratio, "command line --speed-ratio")
     extra_streams = {"barometer": args.barometer} if args.barometer is not None else {}
-    profile.hardware_for(extra_streams)  # a phone without a barometer is refused before the replay
     (graph, selected, input_names), config = _model_and_config(args)
+    # a phone without a barometer is refused before the replay, whether the configuration reads one or turns it on
+    profile.hardware_for(["barometer"] if config.barometer else extra_streams)
     if args.log:
         logs = [read_log(p) for p in args.log]
         source = ", ".join(args.log)
@@ -143,7 +144,7 @@ def cmd_estimate(args) -> int:
     day_text = ", ".join(f"{s / 3600:.2f} h {a}" for a, s in main.day_s.items())
     cfg = main.config
     print(f"profile {profile.name}: {profile.description.split(':')[0]}; battery {main.battery_mah:g} mAh")
-    barometer = f", barometer at {args.barometer:g} Hz" if args.barometer is not None else ""
+    barometer = "".join(f", {name} at {hz:g} Hz" for name, hz in main.side_streams.items())
     print(f"configuration: {cfg['rate_hz']:g} Hz, orientation {cfg['orientation']}, segmentation "
           f"{cfg['segmentation']}, smoothing {cfg['smoothing']}, step context {cfg['step_context']}{barometer}; "
           f"replayed {source}")
@@ -189,8 +190,15 @@ def add_optimise_arguments(p) -> None:
     from stairsense.stream import ORIENTATION_METHODS
 
     p.add_argument("--budget", required=True, help="battery budget, e.g. '1%%/day'")
-    p.add_argument("--data", nargs="+", required=True, metavar="DATA",
-                   help="labelled recordings: a UCI HAPT RawData folder or labelled canonical logs")
+    data = p.add_mutually_exclusive_group(required=True)
+    data.add_argument("--data", nargs="+", metavar="DATA",
+                      help="labelled recordings to score F1 on: a UCI HAPT RawData folder or labelled canonical logs")
+    data.add_argument("--simulated-people", type=between(int, 2, 1000, why=" (leave-subjects-out needs two people)"),
+                      metavar="N",
+                      help="score F1 on N people simulated with a phone barometer (building walks between floors, a "
+                           "placement each; seeded by --seed) instead of recordings: what scores the barometer "
+                           "(--barometers on) and its accelerometer-only twins alike, as no recording here has "
+                           "stairs and air pressure")
     p.add_argument("--profile", default="nexus-2012", help="device profile name or JSON file (default nexus-2012)")
     p.add_argument("--day", default=DEFAULT_DAY, help=f"day description (default {DEFAULT_DAY!r})")
     grid = SearchSpace()
@@ -206,6 +214,10 @@ def add_optimise_arguments(p) -> None:
                    help=f"EasyMKL feature counts (default {' '.join(map(str, grid.feature_counts))})")
     p.add_argument("--precisions", nargs="+", choices=["fp32", "fp16", "int8"], default=list(grid.precisions),
                    help="default fp32 fp16 int8")
+    p.add_argument("--barometers", nargs="+", choices=["off", "on"], default=["off"],
+                   help="off: accelerometer only (default); on: the 5 height features from the barometer; both: each "
+                        "front end and its barometer twin. 'on' needs recordings that all carry air pressure "
+                        "(--simulated-people N does); a profile without a barometer leaves those configurations out")
     p.add_argument("--subjects", nargs="+", metavar="ID",
                    help="evaluate on these subjects only (the --quick mode's subset; default all)")
     p.add_argument("--quick", action="store_true",
@@ -226,8 +238,24 @@ def add_optimise_arguments(p) -> None:
                    help="cache folder (default ~/.cache/stairsense/energy)")
     p.add_argument("--out", default="best.json", help="the best configuration under the budget (default best.json)")
     p.add_argument("--plot", metavar="PNG", help="Pareto plot of F1 vs %% battery per day")
-    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the training subsample (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0,
+                   help="seed of the training subsample and of --simulated-people (default 0)")
     p.add_argument("--json", action="store_true", help="print the front and the choice as JSON")
+
+
+def _optimiser_data(args):
+    """The optimiser's recordings: ``(load_logs, fingerprint, what they are)``; the fingerprint is
+    None for files (their bytes are hashed)."""
+    if args.data:
+        from ._recordings import load_labelled_logs
+
+        return load_labelled_logs, None, "recordings " + " ".join(args.data)
+    from stairsense.export.energy import BAROMETER_HZ, logs_fingerprint, simulated_people
+
+    people = simulated_people(args.simulated_people, seed=args.seed)
+    return (lambda paths: people), logs_fingerprint(people), (
+        f"{args.simulated_people} simulated people (seed {args.seed}: building walks between floors by stairs, lifts, "
+        f"escalators and ramps, a placement each, a phone barometer each at {BAROMETER_HZ:g} Hz)")
 
 
 def cmd_optimise(args) -> int:
@@ -242,10 +270,10 @@ def cmd_optimise(args) -> int:
         parse_day,
         plot_front,
         price,
+        space_for,
+        twin_of,
         write_best,
     )
-
-    from ._recordings import load_labelled_logs
 
     check_files({"--out": args.out, "--plot": args.plot}, {"--data": args.data, "--profile": _profile_file(args.profile)})
     budget = parse_budget(args.budget)
@@ -257,35 +285,50 @@ def cmd_optimise(args) -> int:
     if args.quick and args.k == list(SearchSpace().feature_counts):
         args.k = [3, 10, 30, 79]
     subjects = [int(s) if str(s).isdigit() else s for s in subjects] if subjects else None
-    space = SearchSpace(tuple(args.rates), tuple(args.orientations), tuple(args.segmentations), tuple(args.smoothings),
-                        tuple(args.k), tuple(args.precisions))
+    barometers = tuple(dict.fromkeys(value == "on" for value in args.barometers))
+    space, left_out = space_for(SearchSpace(tuple(args.rates), tuple(args.orientations), tuple(args.segmentations),
+                                            tuple(args.smoothings), tuple(args.k), tuple(args.precisions), barometers),
+                                profile)
     progress = not args.json and sys.stderr.isatty()
     protocol = Protocol(args.folds, args.max_train, args.landmarks or None, args.seed)
-    records, stats = evaluate_all(args.data, space, Path(args.cache), load_labelled_logs, subjects=subjects,
-                                  protocol=protocol, n_jobs=args.n_jobs, progress=progress)
+    load_logs, fingerprint, f1_on = _optimiser_data(args)
+    records, stats = evaluate_all(args.data or [], space, Path(args.cache), load_logs, subjects=subjects,
+                                  protocol=protocol, n_jobs=args.n_jobs, progress=progress, fingerprint=fingerprint)
     candidates = price(records, profile, day)
     front = pareto_front(candidates)
     best = best_under(candidates, budget)
-    out = write_best(best, args.out, profile=profile.name, budget=budget, day=day)
+    twin = twin_of(best, candidates)
+    f1_on += f", {'subjects ' + ' '.join(map(str, subjects)) if subjects else 'all subjects'}"
+    out = write_best(best, args.out, profile=profile.name, budget=budget, day=day, f1_on=f1_on)
     if args.plot:
         plot_front(candidates, front, best, budget, args.plot,
                    f"{len(candidates)} configurations on {profile.name}, day '{args.day}'; F1 leave-subjects-out on "
-                   f"{'subjects ' + ' '.join(map(str, subjects)) if subjects else 'all subjects'}")
+                   f"{f1_on}")
     payload = {"budget_percent_per_day": budget, "profile": profile.name, "configurations": len(candidates),
-               "cache": stats, "pareto_front": [vars(c) for c in front], "best": vars(best), "out": str(out),
+               "f1_on": f1_on, "left_out": left_out, "cache": stats, "pareto_front": [vars(c) for c in front],
+               "best": vars(best), "best_twin": None if twin is None else vars(twin), "out": str(out),
                "plot": args.plot}
     if args.json:
         print(json.dumps(payload, indent=2))
         return 0
     print(f"{len(candidates)} configurations ({stats['cached']} front ends from the cache, {stats['computed']} "
           f"computed in {stats['wall_s']:.0f} s, {stats['cpu_s']:.0f} CPU-s) on {profile.name}; day: {args.day}")
+    print(f"F1 leave-subjects-out on {f1_on}")
+    if left_out:
+        print(f"not searched: {left_out}")
     print(f"{'%/day':>8} {'mAh/day':>8} {'F1':>6}  configuration")
     for c in front:
         mark = "  <- best under budget" if c is best else ""
         print(f"{c.percent_per_day:8.3f} {c.mah_per_day:8.1f} {c.f1:6.3f}  {c.label()}{mark}")
     print(f"best under {budget:g}%/day: {best.label()} (F1 {best.f1:.3f}, {best.percent_per_day:.3f}%/day)")
+    if twin is not None:
+        print(f"  {'with' if twin.config['barometer'] else 'without'} the barometer, the same configuration: F1 "
+              f"{twin.f1:.3f}, {twin.percent_per_day:.3f}%/day")
     print(f"wrote {out} (stairsense train DATA --config {out} --out m.model; stairsense export m.model --config {out} "
           f"--out m.onnx)")
+    if best.config["barometer"]:
+        print("note: it reads the barometer: train it on recordings with air pressure; export refuses it until the "
+              "phone's core computes the height features")
     if args.plot:
         print(f"wrote {args.plot}")
     return 0
@@ -322,9 +365,10 @@ def add_parser(subparsers) -> None:
                    help="also price the thesis's comparisons: sliding windows, no smoothing, Mizell, Linear (same "
                         "model cost per window)")
     p.add_argument("--barometer", type=float, metavar="HZ",
-                   help="also run the barometer at HZ (1-25 Hz is typical) and price it: its current at that rate "
-                        "and its events; the pipeline does not read pressure yet. A profile whose phone has none "
-                        "is refused")
+                   help="run the barometer at HZ (1-25 Hz is typical) and price its current at that rate and its "
+                        "events: the rate of the barometer a configuration with barometer=true reads (a barometer "
+                        "model, or --config; default the height filter's 10 Hz), else one turned on beside the "
+                        "configuration. A profile whose phone has none is refused")
     p.add_argument("--speed-ratio", type=positive(float), metavar="R",
                    help="phone time / this machine's time for the same code (default: the profile's cpu.speed_ratio, "
                         "an estimate; pass a measured one, e.g. android_stub's Java ns/sample on the phone over ours)")

@@ -144,7 +144,10 @@ def test_estimate_matches_hand_computation():
         "step_context": 1.8 * 3600 * 120e-6 * speed * active / 3600,  # on the host, for every kept window
         "features": 1.8 * 3600 * 30e-6 * speed * active / 3600,  # 180 classified windows per 100 s
         "inference": 1.8 * 3600 * 10e-6 * speed * active / 3600,
+        # an accelerometer-only configuration runs no barometer, height filter or height features
+        "barometer": 0.0, "height_filter": 0.0, "height_features": 0.0,
     }
+    assert set(hand) == set(STAGES)
     for stage in STAGES:
         assert report.stage_mah[stage] == pytest.approx(hand[stage], rel=1e-9), stage
     assert report.total_mah == pytest.approx(sum(hand.values()))

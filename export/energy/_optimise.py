@@ -4,9 +4,10 @@ It composes the window rows of labelled recordings, the stair-step classifier, t
 rounded weights and the energy model of this package; the recordings come from a loader the caller
 gives (the command line passes ``stairsense train``'s, so the optimiser reads what ``train`` reads).
 
-Search space (issue 11): sampling rate × orientation method × segmentation × smoothing (the
-*front end*) × EasyMKL feature count × export precision. Accuracy is a leave-subjects-out F1 on
-labelled recordings (UCI HAPT) under one :class:`Protocol` for every configuration (3 folds of
+Search space (issue 11): sampling rate × orientation method × segmentation × smoothing × the
+barometer (issue 24; the *front end*) × EasyMKL feature count × export precision. Accuracy is a
+leave-subjects-out F1 on labelled recordings (UCI HAPT, or people simulated with a barometer:
+:func:`~._people.simulated_people`) under one :class:`Protocol` for every configuration (3 folds of
 subjects, the classifier ``stairsense train`` ships), computed once per front-end configuration:
 its windows and features are cut once, each fold's model is fitted once per feature count, and
 every precision is scored through the export's own stored weights
@@ -16,6 +17,13 @@ effect on F1 is measured, not assumed. Cost is the energy model
 recordings, with the inference cost of that (k, precision) graph. Each front-end configuration's
 results are cached on disk, keyed by the configuration, the search settings, the protocol and a
 SHA-256 of the recordings' bytes.
+
+The barometer: a configuration that reads it is scored like any other, so only on recordings that
+all carry air pressure; UCI HAPT has none. One search never mixes F1 from different recordings:
+on people simulated with a barometer, each barometer configuration and its accelerometer-only twin
+are scored on the same people, folds and training windows (the twins cut the same windows; the
+barometer adds 5 columns), and the search chooses among them; on HAPT the barometer is not in the
+search. The report names the recordings its F1 comes from (``write_best``'s ``f1_on``).
 
 Where a cold run's time goes (profiled, benchmarks/results/energy.md): fitting the models
 (KOMD's l × l solve for each fold and k) is ~85 % of it; cutting the windows is a few %. Front
@@ -27,7 +35,9 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -49,8 +59,8 @@ from ._workload import (
 )
 
 __all__ = ["front_end_data", "evaluate_windows", "evaluate_front_end",
-           "evaluate_front_ends", "evaluate_all", "load_recordings", "price", "pareto_front", "best_under",
-           "write_best", "plot_front"]
+           "evaluate_front_ends", "evaluate_all", "load_recordings", "space_for", "price", "pareto_front", "best_under",
+           "twin_of", "write_best", "plot_front"]
 
 # Bump when anything that changes cached results changes.
 _CACHE_VERSION = 3  # 3: the stage costs carry the step-context cost per kept window
@@ -120,8 +130,8 @@ def load_recordings(paths, subjects, cache_dir: Path, fingerprint: str, load_log
 
 def _standardization_of(config: PipelineConfig) -> PipelineConfig:
     """What the standardization reads of a configuration: configurations equal up to their
-    segmentation share one standardized stream."""
-    return config.replace(segmentation="pattern")
+    segmentation and barometer share one standardized stream."""
+    return config.replace(segmentation="pattern", barometer=False)
 
 
 def front_end_data(logs, configs) -> list[tuple]:
@@ -129,7 +139,8 @@ def front_end_data(logs, configs) -> list[tuple]:
 
     Per log, resampling runs once per rate and smoothing + gravity removal + rotation once per
     (rate, orientation, smoothing); the pattern and the sliding windows are cut from that one
-    standardized stream, and each configuration's replay counts come from the same pass. The rows
+    standardized stream, and each configuration's replay counts come from the same pass (a
+    barometer configuration's rows add the height features of the log's air pressure). The rows
     and labels are :meth:`~stairsense.features.WindowDataset.of_log` of those front-end results, as
     in ``window_dataset`` (``tests/test_energy.py`` checks the result equals the
     per-configuration calls).
@@ -311,21 +322,30 @@ def _front_ends_job(config_dicts, logs_path, space, protocol):
 
 
 def evaluate_all(paths, space: SearchSpace, cache_dir: Path, load_logs, *, subjects=None,
-                 protocol: Protocol = Protocol(), n_jobs=1, progress=True) -> tuple[list[dict], dict]:
+                 protocol: Protocol = Protocol(), n_jobs=1, progress=True,
+                 fingerprint: str | None = None) -> tuple[list[dict], dict]:
     """Every front-end record of ``space``, from the disk cache or computed in ``n_jobs`` processes.
-    ``load_logs(paths)`` reads the labelled recordings (:func:`load_recordings`).
+    ``load_logs(paths)`` reads the labelled recordings (:func:`load_recordings`); ``fingerprint``
+    identifies recordings that are not files under ``paths`` (simulated people:
+    :func:`~._people.logs_fingerprint`), else it is the SHA-256 of their bytes.
 
-    The unit of work is a group of front ends that differ only in segmentation (one
+    The unit of work is a group of front ends that differ only in segmentation and barometer (one
     standardization, :func:`evaluate_front_ends`); groups run in parallel and the progress bar
     counts front ends as their groups finish, in whatever order. ``stats`` gives the wall and CPU
     seconds of the computation (the workers' CPU time included).
+
+    Raises
+    ------
+    ValueError
+        When ``space`` has barometer front ends to compute and a recording has no air pressure
+        (one line naming it): they are scored on the same recordings as their twins, or not at all.
     """
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
     wall, cpu = time.perf_counter(), time.process_time()
     cache_dir.mkdir(parents=True, exist_ok=True)
-    fingerprint = data_fingerprint(paths)
+    fingerprint = fingerprint or data_fingerprint(paths)
     front_ends = space.front_ends()
     keys = [_cache_key(c, fingerprint, subjects, space, protocol) for c in front_ends]
     records = {}
@@ -340,6 +360,8 @@ def evaluate_all(paths, space: SearchSpace, cache_dir: Path, load_logs, *, subje
     if todo:
         logs, worker_cpu = load_recordings(paths, subjects, cache_dir, fingerprint, load_logs, progress=progress,
                                            n_jobs=n_jobs)
+        if any(c.barometer for c in todo.values()):
+            _check_pressure(logs)
         logs_path = str(cache_dir / f"recordings-{recordings_key(fingerprint, subjects)}.pkl")
         stats["subjects"] = sorted({str(log.meta.get("subject")) for log in logs})
         del logs  # the workers read the pickle; the parent keeps no copy
@@ -362,6 +384,36 @@ def evaluate_all(paths, space: SearchSpace, cache_dir: Path, load_logs, *, subje
     stats["wall_s"] = time.perf_counter() - wall
     stats["cpu_s"] = time.process_time() - cpu + worker_cpu
     return [records[k] for k in keys], stats
+
+
+def _check_pressure(logs) -> None:
+    without = next((log for log in logs if log.pressure is None), None)
+    if without is not None:
+        name = without.meta.get("path") or f"the recording of subject {without.meta.get('subject')}"
+        raise ValueError(f"{name}: no air pressure, and the search has barometer configurations, which are scored on "
+                         "the same recordings as their accelerometer-only twins; search recordings that all carry "
+                         "pressure (a p column, or --simulated-people N), or leave the barometer out "
+                         "(--barometers off)")
+
+
+def space_for(space: SearchSpace, profile) -> tuple[SearchSpace, str | None]:
+    """``space`` without the barometer front ends when ``profile``'s phone has no barometer, and
+    why (one line; None when nothing is left out).
+
+    Raises
+    ------
+    ValueError
+        When the barometer is all the space holds: no configuration is left to search.
+    """
+    if True not in space.barometers:
+        return space, None
+    try:
+        profile.hardware_for(["barometer"])
+    except ValueError as exc:
+        if False not in space.barometers:
+            raise
+        return replace(space, barometers=(False,)), f"every barometer configuration, left out: {exc}"
+    return space, None
 
 
 def price(records, profile, day) -> list[Candidate]:
@@ -400,16 +452,25 @@ def best_under(candidates: list[Candidate], budget: float) -> Candidate:
     return max(fitting, key=lambda c: (c.f1, -c.percent_per_day))
 
 
-def write_best(candidate: Candidate, path, *, profile: str, budget: float, day: dict) -> Path:
+def twin_of(candidate: Candidate, candidates: list[Candidate]) -> Candidate | None:
+    """The candidate that is ``candidate`` with the barometer switched the other way (same front end
+    otherwise, k and precision), or None when the search has no such configuration."""
+    other = {**candidate.config, "barometer": not candidate.config.get("barometer", False)}
+    same = (candidate.k, candidate.precision)
+    return next((c for c in candidates if c.config == other and (c.k, c.precision) == same), None)
+
+
+def write_best(candidate: Candidate, path, *, profile: str, budget: float, day: dict, f1_on: str = "") -> Path:
     """The chosen configuration as a file ``stairsense train --config`` and ``export --config`` read:
-    the PipelineConfig under ``pipeline``, ``train.k`` and ``export.precision``."""
+    the PipelineConfig under ``pipeline``, ``train.k`` and ``export.precision``; ``f1_on`` says
+    which recordings its F1 comes from."""
     path = Path(path)
     payload = {
         "pipeline": candidate.config,
         "train": {"k": candidate.k},
         "export": {"precision": candidate.precision},
         "energy": {"profile": profile, "budget_percent_per_day": budget, "percent_per_day": candidate.percent_per_day,
-                   "f1": candidate.f1, "day_hours": {a: s / 3600 for a, s in day.items()}},
+                   "f1": candidate.f1, "f1_on": f1_on, "day_hours": {a: s / 3600 for a, s in day.items()}},
     }
     with atomic_write(path) as tmp:
         tmp.write_text(json.dumps(payload, indent=2) + "\n")
@@ -425,9 +486,13 @@ def plot_front(candidates, front, best, budget, path, title) -> None:
     fig, ax = plt.subplots(figsize=(8.5, 5))
     colours = ("tab:blue", "tab:purple", "tab:gray", "tab:orange", "tab:green")
     for orientation, colour in zip(ORIENTATION_METHODS, colours, strict=True):
-        mine = [c for c in candidates if c.config["orientation"] == orientation]
-        ax.scatter([c.percent_per_day for c in mine], [c.f1 for c in mine], s=8, alpha=0.35, color=colour,
-                   label=f"{orientation} ({len(mine)})")
+        for barometer, marker in ((False, "o"), (True, "^")):
+            mine = [c for c in candidates
+                    if c.config["orientation"] == orientation and c.config.get("barometer", False) == barometer]
+            if barometer and not mine:
+                continue
+            ax.scatter([c.percent_per_day for c in mine], [c.f1 for c in mine], s=8, alpha=0.35, color=colour,
+                       marker=marker, label=f"{orientation}{' + barometer' if barometer else ''} ({len(mine)})")
     ax.plot([c.percent_per_day for c in front], [c.f1 for c in front], "k.-", lw=1.2, ms=6, label="Pareto front")
     ax.axvline(budget, color="tab:red", ls="--", lw=1, label=f"budget {budget:g} %/day")
     ax.scatter([best.percent_per_day], [best.f1], s=120, facecolors="none", edgecolors="tab:red", lw=2,
@@ -435,7 +500,7 @@ def plot_front(candidates, front, best, budget, path, title) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("% battery per day (log scale)")
     ax.set_ylabel("leave-subjects-out STAIR F1")
-    ax.set_title(title, fontsize=9)
+    ax.set_title("\n".join(textwrap.wrap(title, 120)), fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     with atomic_write(path) as tmp:

@@ -9,9 +9,10 @@ from ._model import STAGES, EnergyReport
 
 __all__ = ["plot_breakdown"]
 
-_COLOURS = dict(zip(STAGES, ("#4c72b0", "#8c8c8c", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#ccb974", "#937860",
-                              "#da8bc3"), strict=True))
-_LABELS = {"gravity_rotation": "gravity/rotation", "step_context": "step context"}
+_COLOURS = dict(zip(STAGES, ("#4c72b0", "#64b5cd", "#8c8c8c", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#2a9d8f",
+                              "#ccb974", "#b5e48c", "#937860", "#da8bc3"), strict=True))
+_LABELS = {"gravity_rotation": "gravity/rotation", "height_filter": "height filter", "step_context": "step context",
+           "height_features": "height features"}
 
 
 def plot_breakdown(reports: dict[str, EnergyReport], path, title: str = "") -> Path:

@@ -1,5 +1,6 @@
-"""What the budget optimiser searches and how it scores (spec §3.4's search, issue 11): the grid of
-configurations, the F1 protocol, one priced point of the search and the budget's syntax.
+"""What the budget optimiser searches and how it scores (spec §3.4's search, issue 11; the barometer,
+issue 24): the grid of configurations, the F1 protocol, one priced point of the search and the
+budget's syntax.
 
 Kept apart from :mod:`._optimise` (which fits models) so the command line can show the defaults
 in ``--help`` without loading NumPy or the models.
@@ -20,7 +21,13 @@ __all__ = ["SearchSpace", "Protocol", "Candidate", "parse_budget"]
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """The grid; the default has 4 × 3 × 2 × 2 × 7 × 3 = 1008 configurations."""
+    """The grid; the default has 4 × 3 × 2 × 2 × 1 × 7 × 3 = 1008 configurations.
+
+    ``barometers`` holds ``False`` (accelerometer only), ``True`` (the 5 height features from the
+    barometer, ``PipelineConfig.barometer``) or both: with both, every front end has a barometer
+    twin, scored on the same recordings under the same protocol, which must then carry air
+    pressure (:func:`~._optimise.evaluate_all`).
+    """
 
     rates: tuple = (20.0, 30.0, 50.0, 100.0)
     orientations: tuple = ("mizell", "rotvec", "linear")
@@ -28,10 +35,12 @@ class SearchSpace:
     smoothings: tuple = ("time", "none")
     feature_counts: tuple = (3, 5, 10, 20, 30, 49, 79)
     precisions: tuple = ("fp32", "fp16", "int8")
+    barometers: tuple = (False,)
 
     def front_ends(self) -> list[PipelineConfig]:
-        return [PipelineConfig(rate_hz=r, orientation=o, segmentation=s, smoothing=m)
-                for r, o, s, m in product(self.rates, self.orientations, self.segmentations, self.smoothings)]
+        return [PipelineConfig(rate_hz=r, orientation=o, segmentation=s, smoothing=m, barometer=b)
+                for r, o, s, m, b in product(self.rates, self.orientations, self.segmentations, self.smoothings,
+                                             self.barometers)]
 
 
 @dataclass
@@ -48,7 +57,8 @@ class Candidate:
     def label(self) -> str:
         c = self.config
         return (f"{c['rate_hz']:g} Hz {c['orientation']} {c['segmentation']} "
-                f"{'smoothed' if c['smoothing'] != 'none' else 'raw'} k={self.k} {self.precision}")
+                f"{'smoothed' if c['smoothing'] != 'none' else 'raw'}{' barometer' if c.get('barometer') else ''} "
+                f"k={self.k} {self.precision}")
 
 
 def parse_budget(text: str) -> float:

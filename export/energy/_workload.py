@@ -6,9 +6,10 @@ Three measurements feed the energy model:
   (:func:`measure_windows`): samples, windows opened, windows the duration filter drops before
   classification, windows classified, their median length.
 * **Stage costs on this machine** (:func:`measure_stage_costs`): nanoseconds per sample of the
-  actual smoothing, gravity/rotation and segmentation code, and microseconds per kept window of
-  the host's step-context features (the work outside the ONNX graph); medians over repeats. The
-  device profile's ``cpu.speed_ratio`` scales them to the phone.
+  actual smoothing, gravity/rotation and segmentation code and, with the barometer, of the height
+  filter; microseconds per kept window of the host's step-context and height features (the work
+  outside the ONNX graph); medians over repeats. The device profile's ``cpu.speed_ratio`` scales
+  them to the phone.
 * **The exported model** (:func:`inference_cost`): multiply-adds and element operations per
   inference counted node by node from the ONNX graph itself, and its median latency under ONNX
   Runtime on a window of the median length, split into the window features and the classifier
@@ -24,11 +25,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stairsense.features import StepContext, step_signals
+from stairsense.features import HeightContext, StepContext, step_signals
 from stairsense.stream import (
     Activity,
+    Barometer,
     PipelineConfig,
     CausalBufferMean,
+    HeightFilter,
     Standardizer,
     resolve_orientation,
     run_front_end,
@@ -37,11 +40,13 @@ from stairsense.stream import (
     sliding_windows,
 )
 
+from ._model import OPTIONAL_STREAMS
+
 if TYPE_CHECKING:  # onnx is imported where a graph is read
     import onnx
 
 __all__ = [
-    "OPTIONAL_STREAMS",
+    "BAROMETER_HZ",
     "ActivityCounts",
     "Workload",
     "measure_workload",
@@ -74,10 +79,10 @@ def activity_class(codes: np.ndarray) -> np.ndarray:
     return out
 
 
-#: Sensors a configuration may turn on beside its orientation method's streams, each at its own
-#: rate (:attr:`Workload.extra_streams`): the barometer samples at 1-25 Hz whatever the
-#: accelerometer's rate. The pipeline does not read pressure yet, so nothing turns it on by itself.
-OPTIONAL_STREAMS = ("barometer",)
+#: The barometer's rate in a configuration that reads it (``barometer=True``), unless the workload
+#: sets one (:attr:`Workload.extra_streams`): the reading rate the pipeline's height filter assumes
+#: (``WindowRowStage`` builds its :class:`~stairsense.stream.HeightFilter` with the defaults).
+BAROMETER_HZ = float(HeightFilter().pressure_rate_hz)
 
 
 def _checked_extra_streams(extra_streams) -> dict[str, float]:
@@ -199,8 +204,14 @@ class StageCosts:
     step_context_us : float or None
         Microseconds per kept window of the step-shape and step-context features the host
         computes outside the ONNX graph (0 for a configuration with ``step_context = 0``).
-        None: not measured (a record from before it was priced); :func:`~._model.estimate`
-        refuses to price kept windows with it rather than count them as free.
+    height_filter_ns : float or None
+        Nanoseconds per input sample of the height filter (0 for a configuration without the
+        barometer).
+    height_features_us : float or None
+        Microseconds per kept window of the 5 height features (0 without the barometer).
+
+    A None figure was not measured (a record from before that work was priced);
+    :func:`~._model.estimate` refuses to price the work with it rather than count it as free.
     """
 
     smoothing_ns: float
@@ -208,6 +219,8 @@ class StageCosts:
     segmentation_ns: float
     step_context_us: float | None = None
     machine: str = ""
+    height_filter_ns: float | None = None
+    height_features_us: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -226,10 +239,12 @@ _BENCH_LOGS: dict = {}
 
 
 def _bench_log(rate_hz: float):
-    """A simulated 3-minute log (walking and stairs, all streams) at ``rate_hz``, built once."""
+    """A simulated 3-minute log (walking and stairs, all streams, air pressure) at ``rate_hz``,
+    built once. The barometer draws from a random stream of its own, so every other array is
+    the log's without it."""
     key = float(rate_hz)
     if key not in _BENCH_LOGS:
-        _BENCH_LOGS[key] = simulate(minutes=3, rate_hz=key, seed=11)
+        _BENCH_LOGS[key] = simulate(minutes=3, rate_hz=key, seed=11, barometer=Barometer(rate_hz=BAROMETER_HZ))
     return _BENCH_LOGS[key]
 
 
@@ -242,6 +257,21 @@ def _stage_time(key, fn, repeats: int) -> float:
     if key not in _STAGE_TIMES:
         _STAGE_TIMES[key] = _median_seconds(fn, repeats)
     return _STAGE_TIMES[key]
+
+
+def _windower_key(config: PipelineConfig) -> tuple:
+    """What the configured windower's windows depend on."""
+    if config.segmentation == "pattern":
+        return ("pattern", config.peak_threshold, config.valley_threshold, config.hysteresis, config.min_step_s,
+                config.max_step_s)
+    return ("sliding", config.window_ms, config.window_overlap)
+
+
+def _windows(config: PipelineConfig, reference):
+    """The configured windower's windows on a standardized stream."""
+    if config.segmentation == "pattern":
+        return segment_steps(reference.t_ns, reference.vertical, config)
+    return sliding_windows(reference.t_ns, config)
 
 
 def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
@@ -261,8 +291,16 @@ def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
     and :class:`stairsense.features.StepContext`) over the kept windows of the configured windower
     on the reference stream, per kept window. That time is mostly numpy's per-call overhead
     (a few dozen small array operations per window), so × ``cpu.speed_ratio`` it is an upper bound for
-    the Java core's loop over a few hundred samples. Per-step height features from a barometer,
-    when they exist, are the same kind of work and belong in this figure.
+    the Java core's loop over a few hundred samples.
+
+    With the barometer (``barometer=True``, issue 24) the height work is timed the same way, on
+    the reference stream and the log's air pressure at its samples, as ``WindowRowStage`` runs it:
+    the :class:`~stairsense.stream.HeightFilter` per sample, and
+    :class:`~stairsense.features.HeightContext` per kept window. Both are the Python reference the
+    Java core mirrors operation for operation: the filter is a pure-Python loop of some 30
+    floating-point operations per sample, each paying the interpreter's dispatch (tens of ns against
+    about one compiled), and the height features are a handful of numpy calls per window, so ×
+    ``cpu.speed_ratio`` both are upper bounds, by the same argument as the step context's.
     """
     import platform
 
@@ -285,25 +323,22 @@ def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
     # The windower's per-sample work hardly depends on which orientation produced the vertical
     # signal; timing it once per rate on one reference signal keeps configurations comparable.
     reference = Standardizer(raw, "rotvec", rate).process(log.t_ns, log.acc, rotvec=log.rotvec)
-    if config.segmentation == "pattern":
-        seg_s = _stage_time(("pattern", rate, config.peak_threshold, config.valley_threshold, config.hysteresis),
-                            lambda: segment_steps(reference.t_ns, reference.vertical, config), repeats)
-    else:
-        seg_s = _stage_time(("sliding", rate, config.window_ms, config.window_overlap),
-                            lambda: sliding_windows(reference.t_ns, config), repeats)
+    seg_s = _stage_time((rate, *_windower_key(config)), lambda: _windows(config, reference), repeats)
+    windows = _windows(config, reference)
+    pressure = log.pressure[reference.first:reference.first + reference.t_ns.size]
+    height_filter_ns, height_features_us = _height_costs(config, reference, pressure, windows, rate, repeats)
     return StageCosts(smoothing_ns=smooth_s / n * 1e9, gravity_rotation_ns=std_s / n * 1e9,
                       segmentation_ns=seg_s / len(reference.t_ns) * 1e9,
-                      step_context_us=_step_context_us(config, reference, rate, repeats), machine=platform.machine())
+                      step_context_us=_step_context_us(config, reference, windows, rate, repeats),
+                      machine=platform.machine(), height_filter_ns=height_filter_ns,
+                      height_features_us=height_features_us)
 
 
-def _step_context_us(config: PipelineConfig, reference, rate: float, repeats: int) -> float:
+def _step_context_us(config: PipelineConfig, reference, windows, rate: float, repeats: int) -> float:
     """Desktop µs per kept window of the host's step-context work (:func:`measure_stage_costs`)."""
-    if config.step_context == 0:
-        return 0.0
-    windows = (segment_steps(reference.t_ns, reference.vertical, config) if config.segmentation == "pattern"
-               else sliding_windows(reference.t_ns, config))
     kept = np.flatnonzero(windows.kept)
-    if not kept.size:  # a front end that keeps no step of a simulated walk classifies none in a replay either
+    # a front end that keeps no step of a simulated walk classifies none in a replay either
+    if config.step_context == 0 or not kept.size:
         return 0.0
 
     def close_windows():  # what WindowRows.close does for each kept window on the phone
@@ -313,10 +348,36 @@ def _step_context_us(config: PipelineConfig, reference, rate: float, repeats: in
             signals = step_signals(reference.samples[a:b], reference.vertical[a:b])
             context.push(signals[:, 0], signals[:, 1], 1.0 / rate, windows.t_start_ns[i], windows.t_end_ns[i])
 
-    key = ("step_context", rate, config.segmentation, config.peak_threshold, config.valley_threshold,
-           config.hysteresis, config.min_step_s, config.max_step_s, config.window_ms, config.window_overlap,
-           config.step_context, config.step_context_gap_s)
+    key = ("step_context", rate, *_windower_key(config), config.step_context, config.step_context_gap_s)
     return _stage_time(key, close_windows, repeats) / kept.size * 1e6
+
+
+def _height_costs(config: PipelineConfig, reference, pressure, windows, rate: float,
+                  repeats: int) -> tuple[float, float]:
+    """Desktop ns per sample of the height filter and µs per kept window of the height features
+    (:func:`measure_stage_costs`); 0 and 0 for a configuration without the barometer."""
+    if not config.barometer:
+        return 0.0, 0.0
+
+    def run_filter():  # WindowRowStage's filter over the stream it standardized
+        return HeightFilter(max_gap_s=config.max_gap_s).process(reference.t_ns, reference.vertical, pressure)
+
+    filter_s = _stage_time(("height_filter", rate, config.max_gap_s), run_filter, repeats)
+    filter_ns = filter_s / reference.t_ns.size * 1e9
+    kept = np.flatnonzero(windows.kept)
+    if not kept.size:
+        return filter_ns, 0.0
+    height, speed = run_filter()
+
+    def close_windows():  # what the phone computes for each kept window beside the step context
+        context = HeightContext(config.step_context, config.step_context_gap_s)
+        for i in kept:
+            a, b = windows.start[i], windows.stop[i]
+            context.push(height[a:b], speed[a:b], windows.t_start_ns[i], windows.t_end_ns[i])
+
+    key = ("height_features", rate, config.max_gap_s, *_windower_key(config), config.step_context,
+           config.step_context_gap_s)
+    return filter_ns, _stage_time(key, close_windows, repeats) / kept.size * 1e6
 
 
 @dataclass
@@ -335,8 +396,10 @@ class Workload:
     source : str
         What was replayed.
     extra_streams : dict of str → float
-        Sensors from :data:`OPTIONAL_STREAMS` the configuration turns on beside its orientation
-        method's streams, each with its sampling rate in Hz (``{"barometer": 10.0}``).
+        Sensors from :data:`~._model.OPTIONAL_STREAMS` run at their own rates, in Hz
+        (``{"barometer": 10.0}``): turned on beside a configuration that does not read them, or
+        the rate of one it reads (the barometer of ``barometer=True``, else at
+        :data:`BAROMETER_HZ`). :meth:`side_streams` gives both.
     """
 
     config: dict
@@ -352,6 +415,13 @@ class Workload:
     @property
     def rate_hz(self) -> float:
         return float(self.config["rate_hz"])
+
+    def side_streams(self) -> dict[str, float]:
+        """Every sensor that runs at its own rate, name → Hz: the barometer a configuration with
+        ``barometer=True`` reads (at :data:`BAROMETER_HZ` unless :attr:`extra_streams` sets its
+        rate), and the extra streams."""
+        reads = {"barometer": BAROMETER_HZ} if self.config.get("barometer", False) else {}
+        return {**reads, **self.extra_streams}
 
     def to_dict(self) -> dict:
         return {"config": self.config, "counts": {k: asdict(v) for k, v in self.counts.items()},
@@ -472,7 +542,7 @@ def _paired_latency_us(first: onnx.ModelProto, second: onnx.ModelProto, window: 
     options.log_severity_level = 3  # the features-only graph leaves unused constants ORT warns about
     sessions = [ort.InferenceSession(m.SerializeToString(), options, providers=["CPUExecutionProvider"])
                 for m in (first, second)]
-    # A step-context graph also takes step_context [1, 36]; its values do not change the cost.
+    # A graph may also take the host's step_context [1, 36] and height [1, 5]; their values do not change the cost.
     feeds = [{i.name: window if i.name == "samples" else np.zeros(i.shape, np.float32) for i in s.get_inputs()}
              for s in sessions]
     times = ([], [])
@@ -526,12 +596,12 @@ def inference_cost(model: onnx.ModelProto, window_samples: int, selected=None, i
     ``benchmarks/results/export.md``), which the phone's C/Java API does not pay.
     """
     from stairsense.export import window_features_model
-    from stairsense.features import step_context_columns
 
     if selected is None:
         selected, input_names = selected_features(model)
-    # The graph computes the Table 12.1 features it keeps; step-context ones come from the host.
-    n_table = len(input_names) - step_context_columns(input_names)
+    # The graph computes the Table 12.1 features it keeps; the rest (step context, height) come from
+    # the host through its other inputs, [1, width] each, after the Table 12.1 columns.
+    n_table = len(input_names) - sum(int(i.type.tensor_type.shape.dim[1].dim_value) for i in model.graph.input[1:])
     window_samples = max(2, int(window_samples))
     macs, elementwise, by_node = count_operations(model, window_samples)
     width = int(model.graph.input[0].type.tensor_type.shape.dim[1].dim_value)
@@ -566,8 +636,10 @@ def measure_workload(logs, config: PipelineConfig, model: onnx.ModelProto | None
     source : str
         A description for the report (file names).
     extra_streams : dict of str → float, optional
-        Sensors from :data:`OPTIONAL_STREAMS` to run beside the configuration's own, with their
-        rates (``{"barometer": 10.0}``): priced as sensors and events, not replayed.
+        Sensors from :data:`~._model.OPTIONAL_STREAMS` with their rates (``{"barometer": 10.0}``):
+        run beside the configuration's own, or the rate of the barometer a configuration with
+        ``barometer=True`` reads (:attr:`Workload.extra_streams`); priced as sensors and events,
+        not replayed.
     stage_costs : callable, default=measure_stage_costs
         ``stage_costs(config) -> StageCosts`` for the configuration with its orientation resolved.
         The default times the stage code on this machine; a fixed table prices configurations
