@@ -472,7 +472,7 @@ def _paired_latency_us(first: onnx.ModelProto, second: onnx.ModelProto, window: 
     options.log_severity_level = 3  # the features-only graph leaves unused constants ORT warns about
     sessions = [ort.InferenceSession(m.SerializeToString(), options, providers=["CPUExecutionProvider"])
                 for m in (first, second)]
-    # A step-context graph also takes step_context [1, 36]; its values do not change the cost.
+    # A graph may also take step_context [1, 36] and height [1, 5]; their values do not change the cost.
     feeds = [{i.name: window if i.name == "samples" else np.zeros(i.shape, np.float32) for i in s.get_inputs()}
              for s in sessions]
     times = ([], [])
@@ -526,12 +526,12 @@ def inference_cost(model: onnx.ModelProto, window_samples: int, selected=None, i
     ``benchmarks/results/export.md``), which the phone's C/Java API does not pay.
     """
     from stairsense.export import window_features_model
-    from stairsense.features import step_context_columns
+    from stairsense.features import host_feature_columns
 
     if selected is None:
         selected, input_names = selected_features(model)
-    # The graph computes the Table 12.1 features it keeps; step-context ones come from the host.
-    n_table = len(input_names) - step_context_columns(input_names)
+    # The graph computes the Table 12.1 features it keeps; step-context and height ones come from the host.
+    n_table = len(input_names) - sum(host_feature_columns(input_names).values())
     window_samples = max(2, int(window_samples))
     macs, elementwise, by_node = count_operations(model, window_samples)
     width = int(model.graph.input[0].type.tensor_type.shape.dim[1].dim_value)
