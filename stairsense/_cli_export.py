@@ -71,14 +71,21 @@ def cmd_export(args) -> int:
 
 def _validation_logs(path, args, config) -> list:
     """The gap-free logs of one ``--validation`` file, read with ``--repair``/``--units``/``--max-gap``
-    under the model's gap rule."""
+    under the model's gap rule; for a model that reads the barometer, with air pressure."""
     from stairsense.stream import read_log, read_segments
 
     max_gap_s = config.replace(max_gap_s=args.max_gap or config.max_gap_s).read_gap_s()
     if "split-gaps" in args.repair:
         rest = [r for r in args.repair if r != "split-gaps"]
-        return read_segments(path, repair=rest, units=args.units, max_gap_s=max_gap_s, report=True)[0]
-    return [read_log(path, repair=args.repair, units=args.units, max_gap_s=max_gap_s, report=True)[0]]
+        logs = read_segments(path, repair=rest, units=args.units, max_gap_s=max_gap_s, report=True)[0]
+    else:
+        logs = [read_log(path, repair=args.repair, units=args.units, max_gap_s=max_gap_s, report=True)[0]]
+    if config.barometer and any(log.pressure is None for log in logs):
+        raise ValueError(f"{path}: the model reads the barometer (it was trained with `stairsense train --barometer`) "
+                         "but this log has no air pressure (no p column), so its windows have no height features to "
+                         "check the export on; pass --validation logs recorded with a barometer, or leave --validation "
+                         "out (a simulated log with one is the default)")
+    return logs
 
 
 def add_parser(subparsers) -> None:

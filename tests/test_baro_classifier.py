@@ -148,12 +148,18 @@ def test_export_says_which_model_it_wrote_and_the_file_replays_as_the_trained_mo
     assert counts[0]["floors_ascended"] is None  # the accelerometer-only model, last
 
 
-def test_export_json_names_the_model_kind(models, tmp_path, capsys):
+def test_export_json_names_the_model_kind_and_validation_logs_need_pressure(models, tmp_path, capsys):
     path = tmp_path / "baro.ssm"
     save_model(models[True], path)
     assert main(["export", str(path), "--out", str(tmp_path / "baro.onnx"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["model"] == "with barometer" and report["parity"]["decision_agreement"] >= 0.995
+    without_p = tmp_path / "without.csv"
+    write_log(_without_pressure(_walk(302, [("stairs", 1)])), without_p)
+    assert main(["export", str(path), "--out", str(tmp_path / "other.onnx"), "--validation", str(without_p)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(without_p) in err[0] and "no air pressure" in err[0] and "--validation" in err[0]
+    assert not (tmp_path / "other.onnx").exists()
 
 
 def test_train_with_barometer_refuses_logs_without_pressure_and_without_it_ignores_pressure(tmp_path, capsys):
