@@ -150,6 +150,11 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     scaler, selected, komd = _unpack(model)
     host = host_feature_columns(model.feature_names)
+    if bool(host["height"]) != model.config.barometer:
+        # The phone computes the height features exactly when the configuration reads the barometer.
+        raise ValueError(f"the model's configuration has barometer={model.config.barometer} but its feature names "
+                         f"{'end with' if host['height'] else 'lack'} the 5 height features, so no phone could feed it; "
+                         "train it on window_dataset features of its configuration")
     n_table = len(model.feature_names) - sum(host.values())
     table_names = model.feature_names[:n_table]
     n_blocks, parsed = parse_feature_names(table_names)

@@ -146,6 +146,12 @@ def test_an_accelerometer_only_model_takes_no_height(tmp_path, heldout):
         validation_windows((*windows, np.zeros((windows[1].size - 1, 5))), config)
 
 
+def test_a_model_whose_features_disagree_with_its_configuration_is_not_exported(model):
+    odd = StairstepModel(model.pipeline, CONFIG.replace(barometer=False), model.feature_names, model.summary)
+    with pytest.raises(ValueError, match="barometer=False but its feature names end with the 5 height features"):
+        build_onnx_model(odd)
+
+
 def test_a_graph_that_disagrees_with_its_configuration_is_refused(model, heldout, tmp_path):
     """The phone computes the inputs its configuration names; a file whose graph wants others is refused."""
     import onnx
