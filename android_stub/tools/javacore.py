@@ -114,3 +114,4 @@ class JavaCore:
     def close(self):
         self._process.stdin.close()
         self._process.wait(timeout=30)
+        self._process.stdout.close()  # else its collection warns inside whichever test runs last
