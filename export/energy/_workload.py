@@ -261,8 +261,9 @@ def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
     and :class:`stairsense.features.StepContext`) over the kept windows of the configured windower
     on the reference stream, per kept window. That time is mostly numpy's per-call overhead
     (a few dozen small array operations per window), so × ``cpu.speed_ratio`` it is an upper bound for
-    the Java core's loop over a few hundred samples. Per-step height features from a barometer,
-    when they exist, are the same kind of work and belong in this figure.
+    the Java core's loop over a few hundred samples. A barometer model's host work (the height
+    filter per sample, ``WindowRows.add``, and the height features per kept window,
+    ``WindowRows.close``) is the same kind of work and belongs in these figures; it is not timed yet.
     """
     import platform
 
