@@ -63,7 +63,8 @@ def cached_log(hours: float, seed: int) -> Path:
     from stairsense.stream import simulate_chunks
 
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"sim_{hours:g}h_{RATE_HZ:g}hz_seed{seed}.bin"
+    # The row size is in the name, so a cache written with another raw layout is never misread.
+    path = CACHE / f"sim_{hours:g}h_{RATE_HZ:g}hz_seed{seed}_{javacore.RAW_DTYPE.itemsize}b.bin"
     if not path.exists():
         tmp = path.with_suffix(".tmp")
         with open(tmp, "wb") as f:

@@ -14,14 +14,15 @@ A model whose feature names end with :data:`~stairsense.features.STEP_CONTEXT_NA
 configuration with ``step_context > 0``, issue 9) has a second input ``step_context: [1, 36]
 float32``: the window's step-shape and step-context features, which the host computes (they need
 the kept windows before this one, which a one-window graph does not see; the phone's
-``StepContext`` in android_stub/core). The graph casts them to float64, gathers the ones the
-model kept and appends them to its Table 12.1 features — the selected columns are in increasing
-order and the 36 names come last, so that is the model's column order. A model that reads the
-barometer (issue 24, ``barometer=True``: its names end with
-:data:`~stairsense.features.HEIGHT_NAMES`) has a third, ``height: [1, 5] float32``, gathered the
-same way after the step context: the window's height features, which the host computes from its
-height filter. Such a graph is built (the budget optimiser scores and prices it) but not yet
-exported: the phone's core does not compute the height features.
+``StepContext`` in android_stub/core). A model that reads the barometer (configuration
+``barometer``, its names ending with :data:`~stairsense.features.HEIGHT_NAMES`) has one more,
+``height: [1, 5] float32``: the height features, which need the barometer's stream and the kept
+windows before this one as well (the phone's ``HeightFilter`` and ``HeightContext``). Such a
+model needs air pressure, which its configuration in the metadata (``barometer: true``) tells the
+phone. The graph casts each of these inputs to float64, gathers the columns the model kept and
+appends them to its Table 12.1 features — the selected columns are in increasing order and the
+blocks come last in this order (:func:`~stairsense.features.host_feature_columns`), so that is
+the model's column order.
 
 Every export runs the exported graph in ONNX Runtime on a validation set of windows and compares
 it with the float64 Python pipeline on the same float32 samples; it raises
@@ -40,11 +41,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features import (
-    RATIO_CLIP,
-    height_columns,
-    step_context_columns,
-)
+from stairsense.features import RATIO_CLIP, host_feature_columns
 from stairsense.models import KOMDClassifier, StairstepModel, load_model
 from stairsense.models.stairstep import package_version
 from stairsense.stream import atomic_write
@@ -54,7 +51,7 @@ from ._compact import PRECISIONS, RBFHead, add_rbf_decision, reduce_support, sav
 from ._features_graph import FEATURE_FORMULAS, add_window_features, parse_feature_names
 from ._graph import GraphBuilder
 from ._metadata import write_metadata
-from ._runtime import session_options
+from ._runtime import run_windows, session_options
 
 __all__ = [
     "ExportParityError",
@@ -109,16 +106,6 @@ def _as_model(model_or_path) -> StairstepModel:
     )
 
 
-def _exportable(model: StairstepModel) -> StairstepModel:
-    """``model``, or the refusal of one the phone could not feed: its core does not compute the
-    height features yet (issue 24), so a barometer model's graph is built but never written."""
-    if model.config.barometer:
-        raise ValueError("this model reads the barometer (barometer=True: height features), which export does not "
-                         "support yet (the phone's core lacks the height inputs); export an accelerometer-only model, "
-                         "trained without --barometer")
-    return model
-
-
 def _unpack(model: StairstepModel):
     """(scaler, support mask, KOMD) of a scale → select → KOMD pipeline, or a clear refusal."""
     steps = [est for _, est in getattr(model.pipeline, "steps", [])]
@@ -151,8 +138,8 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     Returns
     -------
     onnx_model : onnx.ModelProto
-        Inputs ``samples`` and, for a model with step-context features, ``step_context``, and for
-        one that reads the barometer ``height``.
+        Inputs ``samples`` and, for a model with step-context features, ``step_context``; for a
+        model that reads the barometer, ``height``.
     stored : callable
         ``stored(X)`` → float64 scores of the model as stored (reduced and rounded), on the full
         (N, 79·B [+ 36] [+ 5]) feature matrix: the graph's reference up to float32 arithmetic.
@@ -162,9 +149,13 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     scaler, selected, komd = _unpack(model)
-    n_height = height_columns(model.feature_names)
-    n_context = step_context_columns(model.feature_names[:len(model.feature_names) - n_height])
-    n_table = len(model.feature_names) - n_context - n_height
+    host = host_feature_columns(model.feature_names)
+    if bool(host["height"]) != model.config.barometer:
+        # The phone computes the height features exactly when the configuration reads the barometer.
+        raise ValueError(f"the model's configuration has barometer={model.config.barometer} but its feature names "
+                         f"{'end with' if host['height'] else 'lack'} the 5 height features, so no phone could feed it; "
+                         "train it on window_dataset features of its configuration")
+    n_table = len(model.feature_names) - sum(host.values())
     table_names = model.feature_names[:n_table]
     n_blocks, parsed = parse_feature_names(table_names)
     g = GraphBuilder()
@@ -179,15 +170,16 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     in_table = selected[selected < n_table]
     parts = [add_window_features(g, samples, table_names, in_table, clip_ratios=not implied)] if in_table.size else []
     start = n_table
-    for name, width in (("step_context", n_context), ("height", n_height)):
+    for name, width in host.items():
         if not width:
             continue
-        # One window per run, so [1, width]; its selected columns follow the ones before (selected is sorted).
-        host = g.input(name, np.float32, [1, width])
-        columns = selected[(selected >= start) & (selected < start + width)] - start
-        if columns.size:
-            flat = g.op("Cast", g.op("Reshape", host, g.const(np.array([-1], np.int64))), to=onnx.TensorProto.DOUBLE)
-            parts.append(g.op("Gather", flat, g.const(columns.astype(np.int64), f"{name}_columns"), axis=0))
+        # One window per run, so [1, width]; its selected columns follow those before (selected is sorted).
+        # The input is declared even when none is selected: the phone's contract follows the configuration.
+        rows = g.input(name, np.float32, [1, width])
+        in_block = selected[(selected >= start) & (selected < start + width)] - start
+        if in_block.size:
+            flat = g.op("Cast", g.op("Reshape", rows, g.const(np.array([-1], np.int64))), to=onnx.TensorProto.DOUBLE)
+            parts.append(g.op("Gather", flat, g.const(in_block.astype(np.int64), f"{name}_columns"), axis=0))
         start += width
     features = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0, hint="features")
     head = reduce_support(RBFHead.from_komd(komd), max_support_vectors)
@@ -220,7 +212,7 @@ def support_budget(model, max_bytes: int, precision: str = "int8") -> int | None
     ValueError
         When even one support vector does not fit.
     """
-    model = _exportable(_as_model(model))
+    model = _as_model(model)
 
     def size(n):
         return len(build_onnx_model(model, precision, max_support_vectors=n)[0].SerializeToString())
@@ -239,13 +231,16 @@ def support_budget(model, max_bytes: int, precision: str = "int8") -> int | None
     return lo
 
 
-def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Standardized samples, window offsets and step-context rows to check an export on.
+def validation_windows(validation, config) -> tuple:
+    """Standardized samples, window offsets and the rows the host computes, to check an export on:
+    the positional arguments of a stair-step model's ``predict_windows``.
 
-    ``validation`` is ``(samples, offsets)`` or ``(samples, offsets, step_context)``; a
-    ``SensorLog`` or a list of them (each run through the front end and the window-row stage with
-    ``config``, kept windows only, as training does); or ``None``: a 4-minute simulated log
-    (seed 0), which covers walking, stairs and standing.
+    ``validation`` is ``(samples, offsets)``, ``(samples, offsets, step_context)`` or, for a
+    configuration with ``barometer``, ``(samples, offsets, step_context, height)``; a ``SensorLog``
+    or a list of them (each run through the front end and the window-row stage with ``config``,
+    kept windows only, as training does; with ``barometer`` they must record air pressure); or
+    ``None``: a 4-minute simulated log (seed 0), which covers walking, stairs and standing (with a
+    simulated barometer for a configuration with ``barometer``).
 
     Returns
     -------
@@ -253,18 +248,36 @@ def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray, np.n
     offsets : ndarray of shape (W + 1,)
     step_context : ndarray of shape (W, 36) or None
         The :data:`~stairsense.features.STEP_CONTEXT_NAMES` features of each window: computed for
-        logs when ``config.step_context > 0``, as given in a 3-tuple, else None.
+        logs when ``config.step_context > 0``, as given in a tuple, else None.
+    height : ndarray of shape (W, 5) or None
+        Only for a configuration with ``barometer``: the :data:`~stairsense.features.HEIGHT_NAMES`
+        features of each window, computed for logs, as given in a 4-tuple, else None.
+
+    Raises
+    ------
+    ValueError
+        When height rows are given for a configuration without ``barometer``.
     """
     from stairsense.features import WindowRowStage
-    from stairsense.stream import SensorLog, run_front_end, simulate
+    from stairsense.stream import Barometer, SensorLog, run_front_end, simulate
 
-    if isinstance(validation, tuple) and len(validation) in (2, 3):
-        samples, offsets, *context = validation
-        context = np.asarray(context[0], np.float64) if context else None
-        return np.asarray(samples, np.float32), np.asarray(offsets, np.intp), context
-    logs = [simulate(minutes=4, seed=0)] if validation is None else (
-        [validation] if isinstance(validation, SensorLog) else list(validation))
-    parts, offsets, total, contexts = [], [0], 0, []
+    def given(rows):
+        return None if rows is None else np.asarray(rows, np.float64)
+
+    if isinstance(validation, tuple) and len(validation) in (2, 3, 4):
+        samples, offsets, *rows = validation
+        rows += [None] * (2 - len(rows))
+        step_context, height = given(rows[0]), given(rows[1])
+        if height is not None and not config.barometer:
+            raise ValueError("validation gives height rows, but the configuration reads no barometer (barometer=False); "
+                             "pass (samples, offsets, step_context)")
+        windows = np.asarray(samples, np.float32), np.asarray(offsets, np.intp), step_context
+        return (*windows, height) if config.barometer else windows
+    if validation is None:
+        logs = [simulate(minutes=4, seed=0, barometer=Barometer() if config.barometer else None)]
+    else:
+        logs = [validation] if isinstance(validation, SensorLog) else list(validation)
+    parts, offsets, total, contexts, heights = [], [0], 0, [], []
     for log in logs:
         if not isinstance(log, SensorLog):
             raise TypeError(f"validation must be (samples, offsets), a SensorLog or a list of them; got {type(log).__name__}")
@@ -275,8 +288,11 @@ def validation_windows(validation, config) -> tuple[np.ndarray, np.ndarray, np.n
         total += rows.samples.shape[0]
         if rows.step_context is not None:
             contexts.append(rows.step_context)
-    context = np.vstack(contexts) if contexts else None
-    return np.concatenate(parts).astype(np.float32), np.asarray(offsets, np.intp), context
+        if rows.height is not None:
+            heights.append(rows.height)
+    windows = (np.concatenate(parts).astype(np.float32), np.asarray(offsets, np.intp),
+               np.vstack(contexts) if contexts else None)
+    return (*windows, np.vstack(heights) if heights else None) if config.barometer else windows
 
 
 def _session(model_bytes_or_path):
@@ -287,13 +303,18 @@ def _session(model_bytes_or_path):
     return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
 
-def _onnx_scores(session, samples, offsets, step_context=None) -> np.ndarray:
-    if step_context is None:
-        return np.array([session.run(["score"], {"samples": samples[a:b]})[0][0]
-                         for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.float64)
-    rows = np.asarray(step_context, np.float32)
-    return np.array([session.run(["score"], {"samples": samples[a:b], "step_context": rows[w : w + 1]})[0][0]
-                     for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))], dtype=np.float64)
+def _onnx_scores(session, samples, offsets, inputs) -> np.ndarray:
+    return run_windows(session, samples, offsets, inputs).astype(np.float64)
+
+
+# What to pass when validation windows lack the rows a host-computed input of the model needs.
+_MISSING_ROWS = {
+    "step_context": "validation windows for a step-context model need their step-context rows: pass "
+                    "(samples, offsets, step_context) or SensorLogs (the context is computed from each log's kept windows)",
+    "height": "validation windows for a model that reads the barometer need their height rows: pass "
+              "(samples, offsets, step_context, height) or SensorLogs with air pressure (the height features are "
+              "computed from each log's pressure and kept windows)",
+}
 
 
 def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_agreement, hint=None) -> dict:
@@ -336,8 +357,9 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     ort : bool, default=False
         Also write ``out`` with suffix ``.ort`` in ONNX Runtime's ORT format (mobile minimal builds),
         checked like the ONNX file.
-    validation : None, (samples, offsets), SensorLog or list of SensorLog
-        Windows for the parity check (see :func:`validation_windows`).
+    validation : None, tuple, SensorLog or list of SensorLog
+        Windows for the parity check: ``(samples, offsets[, step_context[, height]])`` or logs
+        (see :func:`validation_windows`).
     max_support_vectors : int, optional
         Keep only this many support vectors (largest γ, coefficients refitted; see
         :func:`~stairsense.export._compact.reduce_support`). Held to ``min_agreement`` like any
@@ -378,25 +400,23 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     >>> report.n_features, report.parity["max_abs_diff_vs_python"] < 1e-4
     (5, True)
     """
-    model = _exportable(_as_model(model))
+    model = _as_model(model)
     out = Path(out)
     if not out.parent.is_dir():
         raise FileNotFoundError(f"cannot write {out}: folder {out.parent} does not exist")
     onnx_model, stored, stored_head = build_onnx_model(model, precision, max_support_vectors=max_support_vectors)
-    samples, offsets, step_context = validation_windows(validation, model.config)
+    samples, offsets, *host_rows = validation_windows(validation, model.config)
     if offsets.size < 2:
         raise ValueError("the validation set has no windows; pass windows or a log with steps")
-    n_context = step_context_columns(model.feature_names)
-    if n_context and step_context is None:
-        raise ValueError(
-            "validation windows for a step-context model need their step-context rows: pass "
-            "(samples, offsets, step_context) or SensorLogs (the context is computed from each log's kept windows)"
-        )
-    context = step_context if n_context else None
-    X = model.window_rows(samples, offsets, context)
+    inputs = {}
+    for (name, width), rows in zip(host_feature_columns(model.feature_names).items(), (*host_rows, None)):
+        if width and rows is None:
+            raise ValueError(_MISSING_ROWS[name])
+        inputs[name] = rows if width else None
+    X = model.window_rows(samples, offsets, **inputs)
     reference = model.decision_function(X)
     exact = precision == "fp32" and stored_head.dual_coef.size == model.pipeline[-1].dual_coef_.size
-    scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets, context)
+    scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets, inputs)
     # Issue 9: a reduced support set is held to the same agreement as any other compaction; a file
     # that decides differently from the evaluated model is refused, never written with a warning.
     min_agreement = MIN_AGREEMENT if min_agreement is None else min_agreement
@@ -424,7 +444,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
         if ort:
             with atomic_write(out.with_suffix(".ort")) as ort_tmp:
                 save_ort_format(tmp, ort_tmp)
-                ort_scores = _onnx_scores(_session(ort_tmp), samples, offsets, context)
+                ort_scores = _onnx_scores(_session(ort_tmp), samples, offsets, inputs)
                 parity["ort_format_max_abs_diff_vs_onnx"] = float(np.max(np.abs(ort_scores - scores)))
                 if parity["ort_format_max_abs_diff_vs_onnx"] > score_tol:
                     raise ExportParityError(

@@ -7,9 +7,10 @@ another front-end configuration), and classifies windows given as standardized s
 ONNX Runtime call per window.
 
 Every stair-step model takes windows the same way: ``predict_windows(samples, offsets,
-step_context)`` (window w = ``samples[offsets[w]:offsets[w+1]]`` and, for a model with
-step-context features, row w of ``step_context``), the :class:`~stairsense.features.WindowRows`
-that replay and evaluation get from the window-row stage.
+step_context, height)`` (window w = ``samples[offsets[w]:offsets[w+1]]`` and, for a model with
+step-context features, row w of ``step_context``; for a model that reads the barometer, row w of
+``height``), the :class:`~stairsense.features.WindowRows` that replay and evaluation get from the
+window-row stage. An exported graph takes each of those rows as an input of the same name.
 """
 from __future__ import annotations
 
@@ -30,6 +31,15 @@ __all__ = ["OnnxModelError", "OnnxStairModel", "inspect_model", "session_options
 # The FlatBuffers file identifier of ONNX Runtime's ORT format, at bytes 4..8.
 _ORT_IDENTIFIER = b"ORTM"
 _STAIR, _NO_STAIR = 1, 0
+
+# Per graph input the host computes (stairsense.features.host_feature_columns): what its features
+# are called in errors, the configuration of a model without them, and where a caller gets them.
+_HOST_INPUTS = {
+    "step_context": ("step-context", "step_context=0",
+                     "stairsense.features.step_context_features of the kept windows, in order"),
+    "height": ("height", "barometer=False",
+               "the height features of WindowRowStage rows, from a log with air pressure"),
+}
 
 
 def session_options(threads: int = 1):
@@ -108,6 +118,9 @@ class OnnxStairModel:
         Columns of the ``samples`` input (3, or 6 for Mizell models).
     n_step_context : int
         Step-context features per window of the ``step_context`` input (36), or 0 without one.
+    n_height : int
+        Height features per window of the ``height`` input (5: a model that reads the barometer),
+        or 0 without one.
 
     Examples
     --------
@@ -163,24 +176,31 @@ class OnnxStairModel:
                 raise OnnxModelError(f"{self.path}: {exc}") from None
         inputs = {i.name: i.shape for i in self._session.get_inputs()}
         self.n_columns = int(inputs["samples"][1])
-        #: Step-context features per window the graph takes (its ``step_context`` input), or 0.
-        self.n_step_context = int(inputs["step_context"][1]) if "step_context" in inputs else 0
+        #: Features per window of each input the host computes (``step_context``, ``height``), 0 without it.
+        self._host_widths = {name: int(inputs[name][1]) if name in inputs else 0 for name in _HOST_INPUTS}
+        self.n_step_context, self.n_height = self._host_widths["step_context"], self._host_widths["height"]
+        # Replay and the phone feed height rows exactly when the configuration reads the barometer (the
+        # pressure stream is what they read it from); a graph that disagrees could never be fed.
+        if bool(self.n_height) != self.config.barometer:
+            raise OnnxModelError(f"{self.path}: its configuration has barometer={self.config.barometer} but the graph "
+                                 f"{'has a' if self.n_height else 'has no'} 'height' input; export the model again "
+                                 "with stairsense export")
 
-    def _step_context(self, step_context, n_windows: int):
-        if self.n_step_context == 0:
-            if step_context is not None:
-                raise ValueError(f"{self.path.name} takes no step-context features (its configuration has step_context=0); "
-                                 "call it without step_context")
+    def _host_rows(self, name: str, rows, n_windows: int):
+        """``rows`` of the host-computed input ``name`` as float32 (W, width), or None for a graph without it."""
+        what, without, source = _HOST_INPUTS[name]
+        width = self._host_widths[name]
+        if width == 0:
+            if rows is not None:
+                raise ValueError(f"{self.path.name} takes no {what} features (its configuration has {without}); "
+                                 f"call it without {name}")
             return None
-        if step_context is None:
-            raise ValueError(
-                f"{self.path.name} takes {self.n_step_context} step-context features per window: pass "
-                "step_context=(W, 36) rows (stairsense.features.step_context_features of the kept windows, in order)"
-            )
-        rows = np.ascontiguousarray(step_context, dtype=np.float32)
-        if rows.shape != (n_windows, self.n_step_context):
-            raise ValueError(f"step_context must have shape ({n_windows}, {self.n_step_context}), one row per window; "
-                             f"got {rows.shape}")
+        if rows is None:
+            raise ValueError(f"{self.path.name} takes {width} {what} features per window: pass {name}=(W, {width}) rows "
+                             f"({source})")
+        rows = np.ascontiguousarray(rows, dtype=np.float32)
+        if rows.shape != (n_windows, width):
+            raise ValueError(f"{name} must have shape ({n_windows}, {width}), one row per window; got {rows.shape}")
         return rows
 
     def _windows(self, samples, offsets):
@@ -212,10 +232,10 @@ class OnnxStairModel:
             Required when the model takes step-context features (:attr:`n_step_context` > 0, its
             configuration has ``step_context > 0``): row w holds window w's
             :data:`~stairsense.features.STEP_CONTEXT_NAMES` features; fed to the graph as float32.
-        height : None
-            Height features (issue 24): no exported graph takes them yet (``stairsense export``
-            refuses a model that reads the barometer), so only None is accepted; the argument is
-            here so that every stair-step model takes windows with the same call.
+        height : array-like of shape (W, 5), optional
+            Required when the model reads the barometer (:attr:`n_height` > 0, its configuration
+            has ``barometer``): row w holds window w's :data:`~stairsense.features.HEIGHT_NAMES`
+            features; fed to the graph as float32.
 
         Returns
         -------
@@ -224,20 +244,14 @@ class OnnxStairModel:
         Raises
         ------
         ValueError
-            When ``step_context`` is missing for a step-context model (or given to one without),
-            or its shape is not (W, 36).
+            When ``step_context`` or ``height`` is missing for a model that takes it (or given to
+            one without), or its shape is not (W, 36) or (W, 5).
         """
-        if height is not None:
-            raise ValueError(f"{self.path.name} takes no height features (no exported model reads the barometer yet); "
-                             "call it without height")
         samples, offsets = self._windows(samples, offsets)
-        context = self._step_context(step_context, offsets.size - 1)
-        run = self._session.run
-        if context is None:
-            return np.array([run(["score"], {"samples": samples[a:b]})[0][0]
-                             for a, b in zip(offsets[:-1], offsets[1:])], dtype=np.float32)
-        return np.array([run(["score"], {"samples": samples[a:b], "step_context": context[w : w + 1]})[0][0]
-                         for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))], dtype=np.float32)
+        n_windows = offsets.size - 1
+        inputs = {"step_context": self._host_rows("step_context", step_context, n_windows),
+                  "height": self._host_rows("height", height, n_windows)}
+        return run_windows(self._session, samples, offsets, inputs)
 
     def predict_windows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
         """Labels (1 = STAIR, 0 = NO_STAIR) of each window; arguments as :meth:`decision_windows`."""
@@ -251,6 +265,16 @@ class OnnxStairModel:
 
     def __repr__(self) -> str:
         return f"OnnxStairModel({str(self.path)!r}, {len(self.metadata.get('feature_names', []))} features)"
+
+
+def run_windows(session, samples, offsets, inputs) -> np.ndarray:
+    """float32 ``score`` of each window ``samples[offsets[w]:offsets[w + 1]]``, one ``session.run``
+    per window as on the phone, with row w of every array in ``inputs`` (graph input name → (W, k)
+    float32 rows; None entries are inputs the graph does not take)."""
+    rows = {name: np.asarray(value, np.float32) for name, value in inputs.items() if value is not None}
+    run = session.run
+    return np.array([run(["score"], {"samples": samples[a:b], **{name: r[w : w + 1] for name, r in rows.items()}})[0][0]
+                     for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))], dtype=np.float32)
 
 
 def inspect_model(path) -> dict:

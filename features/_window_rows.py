@@ -32,8 +32,8 @@ from stairsense.stream import (
     WindowTable,
 )
 
-from ._height_features import HEIGHT_NAMES, HeightContext
-from ._step_context import STEP_CONTEXT_NAMES, StepContext, step_shape_features
+from ._height_features import HEIGHT_NAMES, HeightContext, height_columns
+from ._step_context import STEP_CONTEXT_NAMES, StepContext, step_context_columns, step_shape_features
 from ._window_features import FEATURE_NAMES, window_features
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "STAIR",
     "AMBIGUOUS",
     "feature_names_for",
+    "host_feature_columns",
     "step_signals",
     "window_labels",
     "MIXED_ACTIVITY",
@@ -78,6 +79,34 @@ def feature_names_for(config: PipelineConfig) -> list[str]:
     if config.step_context > 0:
         names += STEP_CONTEXT_NAMES
     return names + list(HEIGHT_NAMES) if config.barometer else names
+
+
+def host_feature_columns(feature_names) -> dict[str, int]:
+    """How many of a model's feature columns each per-window block computed outside the window's
+    samples holds, in column order after the Table 12.1 features: ``{"step_context": 36 or 0,
+    "height": 5 or 0}``.
+
+    The keys are :meth:`WindowRows.model_inputs`'s, the keywords by which a stair-step model's
+    ``predict_windows`` takes the blocks and the names of an exported graph's inputs for them
+    (the host, a phone's ``WindowRows``, computes them: they need the kept windows before this
+    one, or the barometer). The other columns are Table 12.1 features.
+
+    Raises
+    ------
+    ValueError
+        When a block's names are there but not all, in order, in their place.
+
+    Examples
+    --------
+    >>> from stairsense.stream import PipelineConfig
+    >>> host_feature_columns(feature_names_for(PipelineConfig(barometer=True)))
+    {'step_context': 36, 'height': 5}
+    >>> host_feature_columns(feature_names_for(PipelineConfig(step_context=0)))
+    {'step_context': 0, 'height': 0}
+    """
+    names = list(feature_names)
+    n_height = height_columns(names)
+    return {"step_context": step_context_columns(names[:len(names) - n_height]), "height": n_height}
 
 
 def step_signals(samples: np.ndarray, vertical: np.ndarray) -> np.ndarray:

@@ -327,8 +327,7 @@ def cmd_optimise(args) -> int:
     print(f"wrote {out} (stairsense train DATA --config {out} --out m.model; stairsense export m.model --config {out} "
           f"--out m.onnx)")
     if best.config["barometer"]:
-        print("note: it reads the barometer: train it on recordings with air pressure; export refuses it until the "
-              "phone's core computes the height features")
+        print("note: it reads the barometer: train it on recordings with air pressure (stairsense train --barometer)")
     if args.plot:
         print(f"wrote {args.plot}")
     return 0

@@ -17,7 +17,11 @@ def cmd_export(args) -> int:
 
     if args.inspect:
         existing_file(args.model, "exported model", "pass an .onnx or .ort file written by `stairsense export --out`")
+        from stairsense.pipeline import model_kind
+        from stairsense.stream import PipelineConfig
+
         info = inspect_model(args.model)
+        info = {"model": model_kind(PipelineConfig.from_record(info["metadata"]["config"])), **info}
         emit(args, info, json.dumps(info, indent=2, default=str))
         return 0
     if not args.out:
@@ -26,6 +30,7 @@ def cmd_export(args) -> int:
                 {"MODEL": args.model, "--config": args.config, "--validation": args.validation})
     from stairsense.export import support_budget
     from stairsense.models import load_model
+    from stairsense.pipeline import model_kind
 
     model = load_model(existing_file(args.model, "model file", MODEL_FIX))
     if args.precision is None:  # a configuration file from `stairsense energy optimise` may choose it
@@ -53,31 +58,45 @@ def cmd_export(args) -> int:
         raise ValueError(f"{report.path} is {report.size_bytes} bytes, over --max-kb {args.max_kb:g}; "
                          "pass a smaller --max-support-vectors or a larger --max-kb")
     parity = report.parity
-    emit(args, report.to_dict(),
+    kind = model_kind(model.config)
+    emit(args, {"model": kind, **report.to_dict()},
           f"wrote {report.path}: {report.size_bytes / 1024:.1f} KB, {report.precision}, {report.n_features} features, "
           f"{report.n_support_vectors}/{report.n_support_vectors_trained} support vectors; parity {parity}"
-          + (f"\nwrote {report.ort_path}: {report.ort_size_bytes / 1024:.1f} KB (ORT format)" if report.ort_path else ""))
+          + (f"\nwrote {report.ort_path}: {report.ort_size_bytes / 1024:.1f} KB (ORT format)" if report.ort_path else "")
+          + f"\nmodel: {kind}" + (" (reads air pressure: the app registers the phone's pressure sensor; a "
+                                   "phone without one needs an accelerometer-only model)" if model.config.barometer
+                                   else " (no barometer needed)"))
     return 0
 
 
 def _validation_logs(path, args, config) -> list:
     """The gap-free logs of one ``--validation`` file, read with ``--repair``/``--units``/``--max-gap``
-    under the model's gap rule."""
+    under the model's gap rule; for a model that reads the barometer, with air pressure."""
     from stairsense.stream import read_log, read_segments
 
     max_gap_s = config.replace(max_gap_s=args.max_gap or config.max_gap_s).read_gap_s()
     if "split-gaps" in args.repair:
         rest = [r for r in args.repair if r != "split-gaps"]
-        return read_segments(path, repair=rest, units=args.units, max_gap_s=max_gap_s, report=True)[0]
-    return [read_log(path, repair=args.repair, units=args.units, max_gap_s=max_gap_s, report=True)[0]]
+        logs = read_segments(path, repair=rest, units=args.units, max_gap_s=max_gap_s, report=True)[0]
+    else:
+        logs = [read_log(path, repair=args.repair, units=args.units, max_gap_s=max_gap_s, report=True)[0]]
+    if config.barometer and any(log.pressure is None for log in logs):
+        raise ValueError(f"{path}: the model reads the barometer (it was trained with `stairsense train --barometer`) "
+                         "but this log has no air pressure (no p column), so its windows have no height features to "
+                         "check the export on; pass --validation logs recorded with a barometer, or leave --validation "
+                         "out (a simulated log with one is the default)")
+    return logs
 
 
 def add_parser(subparsers) -> None:
     """Register ``stairsense export``."""
     p = subparsers.add_parser("export", help="export a trained model to ONNX for the phone (or --inspect one)",
                        description="Write one ONNX graph: a window's standardized samples [n, 3] (and, for "
-                                   "step-context models, the phone's step_context [1, 36]) -> the selected "
+                                   "step-context models, the phone's step_context [1, 36]; for models trained with "
+                                   "--barometer, its height [1, 5] from air pressure) -> the selected "
                                    "features, [-1, 1] scaling and the KOMD RBF decision -> score and STAIR flag. "
+                                   "Says which model it wrote: with barometer (the phone must feed it air pressure) "
+                                   "or accelerometer only. "
                                    "Every export is checked against the Python model and refused if it disagrees.")
     p.add_argument("model", metavar="MODEL", help="a model from `stairsense train` (with --inspect: an .onnx file)")
     p.add_argument("--out", metavar="ONNX", help="output .onnx file")
@@ -91,8 +110,8 @@ def add_parser(subparsers) -> None:
                    help="keep the N support vectors with the largest weight (coefficients refitted): smaller "
                         "model, accuracy cost reported; overrides --max-kb")
     p.add_argument("--ort", action="store_true", help="also write the ORT-format twin for mobile minimal builds")
-    p.add_argument("--validation", nargs="+", metavar="LOG", help="logs whose windows check parity "
-                   "(default: a simulated 4-minute log)")
+    p.add_argument("--validation", nargs="+", metavar="LOG", help="logs whose windows check parity, with air "
+                   "pressure for a barometer model (default: a simulated 4-minute log)")
     add_read_args(p)
     p.add_argument("--inspect", action="store_true", help="print an exported model's metadata instead")
     p.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -63,6 +63,7 @@ class HeightJava:
     def close(self):
         self._process.stdin.close()
         self._process.wait(timeout=30)
+        self._process.stdout.close()  # else its collection warns inside whichever test runs last
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,6 @@
-"""The Java core (android_stub/core) against the Python front end, sample for sample (issue 12).
+"""The Java core (android_stub/core) against the Python front end, sample for sample (issue 12),
+its step-context (issue 9) and height features (issue 24) against stairsense.features, and models
+exported from Python deciding on the Java core's windows as Python's replay does.
 
 The Java core is what a phone runs; the reference is the Python ``push`` form (DESIGN.md: the
 streaming form is the reference semantics), driven the way a phone stream arrives: the log is
@@ -23,7 +25,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stairsense import PipelineConfig, window_dataset
-from stairsense.stream import FrontEnd, SensorLog, resample, resolve_orientation, simulate, write_log
+from stairsense.stream import (
+    Barometer,
+    FrontEnd,
+    Person,
+    SensorLog,
+    building_walk,
+    resample,
+    resolve_orientation,
+    simulate,
+    write_log,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "android_stub" / "tools"))
 import javacore  # noqa: E402
@@ -45,17 +57,22 @@ def java(tmp_path_factory):
 # the Python reference
 
 
-def python_reference(log: SensorLog, config: PipelineConfig, method: str, native_rate_hz: float):
-    """What the phone pipeline must produce, from the Python push form (see the module docstring)."""
+def segments(log: SensorLog, config: PipelineConfig):
+    """The parts of ``log`` a phone stream runs as one (split at gaps longer than ``max_gap_s``),
+    each resampled to ``rate_hz`` when the configuration has one: ``(segment, first time, part)``."""
     cuts = np.flatnonzero(np.diff(log.t_ns) > config.max_gap_s * 1e9) + 1
     bounds = [0, *cuts.tolist(), len(log)]
-    restarts, windows, samples = [], [], []
     for segment, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
         part = log.slice(a, b)
+        yield segment, int(part.t_ns[0]), part if config.rate_hz is None else resample(part, config.rate_hz)
+
+
+def python_reference(log: SensorLog, config: PipelineConfig, method: str, native_rate_hz: float):
+    """What the phone pipeline must produce, from the Python push form (see the module docstring)."""
+    restarts, windows, samples = [], [], []
+    for segment, first_t, part in segments(log, config):
         if segment:
-            restarts.append(int(part.t_ns[0]))
-        if config.rate_hz is not None:
-            part = resample(part, config.rate_hz)
+            restarts.append(first_t)
         front = FrontEnd(config, resolve_orientation(config, part) if method == "auto" else method,
                          rate_hz=native_rate_hz)
         n = len(part)
@@ -285,14 +302,6 @@ def test_model_metadata_mismatch_is_refused(java, tmp_path, exported_model):
     assert got.error is not None and "segmentation='sliding'" in got.error and "bad.metadata.json" in got.error
 
 
-def test_a_barometer_configuration_is_refused_until_the_core_computes_height_features(java, tmp_path):
-    """Issue 24: export refuses barometer models; a configuration asking for them is refused here too."""
-    (tmp_path / "config.json").write_text(json.dumps(PipelineConfig(barometer=True).to_dict()))
-    javacore.write_raw(simulate(minutes=0.1, seed=0), tmp_path / "log.bin")
-    got = java.run(tmp_path / "config.json", "auto", 50.0, tmp_path / "log.bin", tmp_path / "out")
-    assert got.error is not None and "barometer=true" in got.error and "accelerometer-only" in got.error
-
-
 # ------------------------------------------------------------------------------------------------
 # (e) step-context features (issue 9): Java's StepContext against stairsense.features
 
@@ -353,6 +362,130 @@ def test_a_configuration_without_step_context_sends_none(java, tmp_path):
     javacore.write_raw(simulate(minutes=1, seed=4), tmp_path / "log.bin")
     got = java.run(tmp_path / "config.json", "auto", 50.0, tmp_path / "log.bin", tmp_path / "out")
     assert got.error is None and got.steps > 20 and got.step_context is None
+
+
+# ------------------------------------------------------------------------------------------------
+# (f) height features from the barometer (issue 24): Java's HeightFilter and HeightContext against
+# stairsense.stream and stairsense.features, and a barometer model end to end
+
+
+def building_walk_log(seed: int, rate_hz: float = 50.0, legs=None) -> SensorLog:
+    """A simulated walk between floors (stairs, lifts, escalators, ramps) with a barometer."""
+    rng = np.random.default_rng(seed)
+    schedule, person = building_walk(Person.draw(rng), rng, legs)
+    return simulate(schedule=schedule, seed=seed, person=person, barometer=Barometer(), rate_hz=rate_hz)
+
+
+def python_heights(log: SensorLog, config: PipelineConfig, expected) -> np.ndarray:
+    """The 5 height features of every kept window, from the Python reference's windows and
+    standardized samples: per segment, ``HeightFilter.process`` over the samples' vertical
+    acceleration and the pressure of their rows (the resampled part's, as the phone holds it), then
+    ``HeightContext.push`` per kept window; both restart with the front end after a sensor gap."""
+    from stairsense.features import HeightContext
+    from stairsense.stream import HeightFilter
+
+    _, windows, samples = expected
+    rows = []
+    for segment, _, part in segments(log, config):
+        mine = samples[samples["segment"] == segment]
+        pressure = part.pressure[np.searchsorted(part.t_ns, mine["t"])]
+        height, speed = HeightFilter(max_gap_s=config.max_gap_s).process(mine["t"], mine["vertical"], pressure)
+        context = HeightContext(config.step_context, config.step_context_gap_s)
+        for _, start, stop, t_start, t_end, status in windows:
+            if _ == segment and status == "KEPT":
+                rows.append(context.push(height[start:stop], speed[start:stop], t_start, t_end))
+    return np.array(rows).reshape(-1, 5)
+
+
+@pytest.mark.parametrize(("seed", "rate", "config"), [
+    (3, 50.0, PipelineConfig(barometer=True)),                                          # rotvec at the native rate
+    (4, 100.0, PipelineConfig(rate_hz=30, orientation="vertical", barometer=True)),     # resampled: pressure held
+    (5, 40.0, PipelineConfig(orientation="mizell", smoothing="none", step_context=3, barometer=True)),
+])
+def test_height_features_match_python(java, tmp_path, seed, rate, config):
+    log = building_walk_log(seed, rate, legs=[("stairs", 1), ("ramp", -0.5), ("lift", -1), ("stairs", 1)])
+    t = log.t_ns.copy()
+    t[len(t) // 2:] += 700_000_000  # a sensor gap over max_gap_s: the filter, its zero and the context restart
+    log = SensorLog(t, log.acc, rotvec=log.rotvec, pressure=log.pressure)
+    got, expected = run_both(java, tmp_path, log, config)
+    assert_parity(got, expected)
+    want = python_heights(log, config, expected)
+    assert got.height is not None and got.height.shape == want.shape and want.shape[0] > 50
+    assert np.abs(want[:, 4]).max() > 0.5, "the walk should climb or descend stairs"
+    # The same double operations in the same order but for numpy's pairwise sums: within 1e-9.
+    np.testing.assert_allclose(got.height, want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def barometer_model(tmp_path_factory):
+    """A model trained with the barometer on simulated building walks, and its fp32 export."""
+    from stairsense.export import export_model
+    from stairsense.models import StairstepModel, make_stairstep_pipeline
+
+    config = PipelineConfig(rate_hz=30, barometer=True)
+    data = window_dataset([building_walk_log(s) for s in range(8)], config)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # EasyMKL's convergence note on a small set
+        model = StairstepModel.train(make_stairstep_pipeline(k=20, random_state=0), data.X, data.y, config=config,
+                                     feature_names=data.feature_names)
+    path = tmp_path_factory.mktemp("baro") / "baro.onnx"
+    export_model(model, path, precision="fp32", validation=building_walk_log(40))
+    return model, path
+
+
+def test_a_barometer_model_decides_on_the_phone_as_in_python(java, tmp_path, barometer_model, capsys):
+    """The phone's path (the Java core's windows, step context and height features, scored by the
+    exported file in ONNX Runtime) against Python's replay with the trained model, window for window."""
+    from stairsense.cli import main
+    from stairsense.export import OnnxStairModel
+    from stairsense.features import WindowRowStage
+    from stairsense.models import save_model
+    from stairsense.stream import run_front_end
+
+    model, path = barometer_model
+    (tmp_path / "baro.metadata.json").write_text(json.dumps(model_metadata(path)))  # what the phone reads
+    log = building_walk_log(41, legs=[("stairs", 2), ("lift", -1), ("stairs", -1)])
+    javacore.write_raw(log, tmp_path / "log.bin")
+    got = java.run(tmp_path / "baro.metadata.json", "auto", log.rate_hz, tmp_path / "log.bin", tmp_path / "out")
+    assert got.error is None, got.error
+    kept = [w for w in got.windows if w[-1] == "KEPT"]
+    index = np.concatenate([np.arange(a, b) for _, a, b, *_ in kept])
+    offsets = np.concatenate([[0], np.cumsum([b - a for _, a, b, *_ in kept])])
+    onnx_model = OnnxStairModel(path)
+    phone = onnx_model.predict_windows(got.samples["x"][index, :3], offsets, got.step_context, got.height)
+
+    result = run_front_end(log, model.config)
+    rows = WindowRowStage(model.config, result.log.rate_hz).process(result)
+    assert len(rows) == len(kept)
+    np.testing.assert_allclose(got.height, rows.height, rtol=1e-9, atol=1e-12)
+    python = model.predict_windows(rows.samples, rows.offsets, **rows.model_inputs())
+    np.testing.assert_array_equal(phone, python)
+    assert 0 < phone.sum() < len(kept)  # both classes occur, so the comparison can fail
+
+    write_log(log, tmp_path / "log.csv")
+    save_model(model, tmp_path / "baro.ssm")
+    for replayed in (tmp_path / "baro.ssm", path):  # Python's replay, with the trained model and with the file
+        assert main(["replay", str(tmp_path / "log.csv"), "--model", str(replayed), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["model"] == "with barometer" and report["kept"] == got.steps
+        assert report["stair_steps"] == int(phone.sum())
+
+
+def test_a_barometer_model_needs_pressure_and_an_accelerometer_only_one_ignores_it(java, tmp_path, barometer_model,
+                                                                                  exported_model):
+    (tmp_path / "baro.metadata.json").write_text(json.dumps(model_metadata(barometer_model[1])))
+    (tmp_path / "acc.metadata.json").write_text(json.dumps(model_metadata(exported_model)))
+    log = building_walk_log(42, legs=[("stairs", 1)])
+    javacore.write_raw(log, tmp_path / "with.bin")
+    javacore.write_raw(SensorLog(log.t_ns, log.acc, rotvec=log.rotvec), tmp_path / "without.bin")
+    refused = java.run(tmp_path / "baro.metadata.json", "auto", 50.0, tmp_path / "without.bin", tmp_path / "out")
+    assert refused.error is not None and f"t_ns={log.t_ns[0]} has no air pressure" in refused.error
+    assert "accelerometer-only model" in refused.error and refused.samples.size == 0
+    runs = [java.run(tmp_path / "acc.metadata.json", "auto", 50.0, tmp_path / f"{name}.bin", tmp_path / name)
+            for name in ("with", "without")]
+    assert runs[0].error is None and runs[0].height is None and runs[0].steps > 20
+    assert runs[0].windows == runs[1].windows
+    np.testing.assert_array_equal(runs[0].step_context, runs[1].step_context)
 
 
 # ------------------------------------------------------------------------------------------------

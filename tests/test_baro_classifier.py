@@ -1,5 +1,6 @@
 """A stair-step model with the barometer against the accelerometer-only one on held-out simulated
-people (issue 24, "Classifier"), the counts replay gives with it, and where it is refused.
+people (issue 24, "Classifier"), the counts replay and its exported file give with it, and where it
+is refused.
 
 Oracles: the simulator's per-sample labels (stair windows, level walking, lift and escalator rides)
 and the floors planned in each walk's legs (a stairs leg of n floors climbs or descends n × 3 m;
@@ -121,13 +122,44 @@ def _without_pressure(log):
     return dataclasses.replace(log, pressure=None)
 
 
-def test_export_refuses_a_barometer_model(models, tmp_path, capsys):
+def test_export_says_which_model_it_wrote_and_the_file_replays_as_the_trained_model(models, tmp_path, capsys):
+    """Both kinds export; the barometer model's file counts what the trained model counts, up and
+    down, metres and floors (fp32 with every support vector: the same decisions, not 99.5 % of them)."""
+    log = tmp_path / "walk.csv"
+    write_log(_walk(301, [("stairs", 2), ("lift", -1), ("stairs", -1)]), log)
+    for barometer, kind in ((True, "with barometer"), (False, "accelerometer only")):
+        trained, exported = tmp_path / f"{barometer}.ssm", tmp_path / f"{barometer}.onnx"
+        save_model(models[barometer], trained)
+        assert main(["export", str(trained), "--out", str(exported), "--precision", "fp32", "--max-kb", "0"]) == 0
+        text = capsys.readouterr().out
+        assert f"\nmodel: {kind} (" in text and ("pressure sensor" in text) == barometer
+        assert main(["export", "--inspect", str(exported), "--json"]) == 0
+        info = json.loads(capsys.readouterr().out)
+        assert info["model"] == kind and info["metadata"]["config"]["barometer"] == barometer
+        assert ("height" in [i["name"] for i in info["inputs"]]) == barometer
+        counts = []
+        for model in (trained, exported):
+            assert main(["replay", str(log), "--model", str(model), "--json"]) == 0
+            counts.append(json.loads(capsys.readouterr().out))
+        keys = ("model", "kept", "stair_steps", "stair_steps_up", "stair_steps_down", "floors_ascended",
+                "floors_descended", "metres_climbed", "metres_descended")
+        assert {k: counts[1][k] for k in keys} == {k: counts[0][k] for k in keys}
+        assert counts[0]["model"] == kind and 0 < counts[0]["stair_steps"] < counts[0]["kept"]
+    assert counts[0]["floors_ascended"] is None  # the accelerometer-only model, last
+
+
+def test_export_json_names_the_model_kind_and_validation_logs_need_pressure(models, tmp_path, capsys):
     path = tmp_path / "baro.ssm"
     save_model(models[True], path)
-    out = tmp_path / "baro.onnx"
-    assert main(["export", str(path), "--out", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert "not support yet" in err and "accelerometer-only model" in err and not out.exists()
+    assert main(["export", str(path), "--out", str(tmp_path / "baro.onnx"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["model"] == "with barometer" and report["parity"]["decision_agreement"] >= 0.995
+    without_p = tmp_path / "without.csv"
+    write_log(_without_pressure(_walk(302, [("stairs", 1)])), without_p)
+    assert main(["export", str(path), "--out", str(tmp_path / "other.onnx"), "--validation", str(without_p)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(without_p) in err[0] and "no air pressure" in err[0] and "--validation" in err[0]
+    assert not (tmp_path / "other.onnx").exists()
 
 
 def test_train_with_barometer_refuses_logs_without_pressure_and_without_it_ignores_pressure(tmp_path, capsys):

@@ -4,9 +4,9 @@ Used by ``tests/test_android_parity.py`` and ``benchmarks/bench_android_core.py`
 folder on ``sys.path``). The Java side is ``android_stub/core`` plus the drivers in
 ``android_stub/core/src/tools``.
 
-Logs go to Java as raw binary (little-endian rows of int64 ``t_ns`` and 10 float64: accelerometer,
-rotation vector, linear acceleration, NaN where not recorded), so no decimal round trip sits
-between the two languages' doubles.
+Logs go to Java as raw binary (little-endian rows of int64 ``t_ns`` and 11 float64: accelerometer,
+rotation vector, linear acceleration, air pressure, NaN where not recorded: ``RawSample`` in
+android_stub/core), so no decimal round trip sits between the two languages' doubles.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (ROOT / "core" / "src" / "main" / "java", ROOT / "core" / "src" / "tools" / "java")
-RAW_DTYPE = np.dtype([("t", "<i8"), ("v", "<f8", (10,))])
+RAW_DTYPE = np.dtype([("t", "<i8"), ("v", "<f8", (11,))])
 SAMPLE_DTYPE = np.dtype([("segment", "<i8"), ("index", "<i8"), ("t", "<i8"), ("x", "<f8", (6,)), ("vertical", "<f8")])
 
 
@@ -42,8 +42,8 @@ def compile_core(out_dir: Path) -> Path:
 
 
 def write_raw(log, path) -> None:
-    """Write a SensorLog's accelerometer, rotation vector and linear acceleration as raw binary rows
-    to ``path`` (a path, or an open binary file to append to)."""
+    """Write a SensorLog's accelerometer, rotation vector, linear acceleration and air pressure as
+    raw binary rows to ``path`` (a path, or an open binary file to append to)."""
     rows = np.zeros(len(log), dtype=RAW_DTYPE)
     rows["t"] = log.t_ns
     rows["v"] = np.nan
@@ -52,6 +52,8 @@ def write_raw(log, path) -> None:
         rows["v"][:, 3:7] = log.rotvec
     if log.linacc is not None:
         rows["v"][:, 7:10] = log.linacc
+    if log.pressure is not None:
+        rows["v"][:, 10] = log.pressure
     rows.tofile(path)
 
 
@@ -65,10 +67,11 @@ class JavaRun:
     steps: int | None
     error: str | None
     step_context: np.ndarray | None = None  # (kept windows, 36) when the configuration has step_context > 0
+    height: np.ndarray | None = None  # (kept windows, 5) when the configuration has barometer
 
 
 def read_run(prefix: Path) -> JavaRun:
-    restarts, windows, steps, error, segment, context = [], [], None, None, 0, []
+    restarts, windows, steps, error, segment, context, height = [], [], None, None, 0, [], []
     for line in Path(f"{prefix}.windows.txt").read_text().splitlines():
         kind, _, rest = line.partition(" ")
         if kind == "R":
@@ -79,13 +82,16 @@ def read_run(prefix: Path) -> JavaRun:
             windows.append((segment, int(a), int(b), int(ts), int(te), status))
         elif kind == "X":
             context.append([float(v) for v in rest.split()])
+        elif kind == "H":
+            height.append([float(v) for v in rest.split()])
         elif kind == "C":
             steps = int(rest)
         elif kind == "E":
             error = rest
     samples = np.fromfile(f"{prefix}.samples.bin", dtype=SAMPLE_DTYPE)
     step_context = np.array(context, dtype=np.float64).reshape(-1, 36) if context else None
-    return JavaRun(restarts, windows, samples, steps, error, step_context)
+    heights = np.array(height, dtype=np.float64).reshape(-1, 5) if height else None
+    return JavaRun(restarts, windows, samples, steps, error, step_context, heights)
 
 
 class JavaCore:
@@ -108,3 +114,4 @@ class JavaCore:
     def close(self):
         self._process.stdin.close()
         self._process.wait(timeout=30)
+        self._process.stdout.close()  # else its collection warns inside whichever test runs last

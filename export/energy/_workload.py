@@ -596,12 +596,12 @@ def inference_cost(model: onnx.ModelProto, window_samples: int, selected=None, i
     ``benchmarks/results/export.md``), which the phone's C/Java API does not pay.
     """
     from stairsense.export import window_features_model
+    from stairsense.features import host_feature_columns
 
     if selected is None:
         selected, input_names = selected_features(model)
-    # The graph computes the Table 12.1 features it keeps; the rest (step context, height) come from
-    # the host through its other inputs, [1, width] each, after the Table 12.1 columns.
-    n_table = len(input_names) - sum(int(i.type.tensor_type.shape.dim[1].dim_value) for i in model.graph.input[1:])
+    # The graph computes the Table 12.1 features it keeps; step-context and height ones come from the host.
+    n_table = len(input_names) - sum(host_feature_columns(input_names).values())
     window_samples = max(2, int(window_samples))
     macs, elementwise, by_node = count_operations(model, window_samples)
     width = int(model.graph.input[0].type.tensor_type.shape.dim[1].dim_value)

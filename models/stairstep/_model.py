@@ -33,7 +33,7 @@ import sklearn
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from stairsense.features import N_FEATURES, WindowRows, height_columns, make_feature_scaler, step_context_columns
+from stairsense.features import N_FEATURES, WindowRows, host_feature_columns, make_feature_scaler
 from stairsense.stream import PipelineConfig, atomic_write
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
@@ -290,10 +290,8 @@ class StairstepModel:
         -------
         ndarray of shape (W, len(feature_names))
         """
-        n_height = height_columns(self.feature_names)
-        names = self.feature_names[:len(self.feature_names) - n_height]
-        n_context = step_context_columns(names)
-        n_blocks, rest = divmod(len(names) - n_context, N_FEATURES)
+        host = host_feature_columns(self.feature_names)
+        n_blocks, rest = divmod(len(self.feature_names) - sum(host.values()), N_FEATURES)
         if rest or not n_blocks:
             raise ValueError(f"this model takes {len(self.feature_names)} features that are not Table 12.1 window "
                              "features; call predict(X) with its feature rows")
@@ -302,9 +300,9 @@ class StairstepModel:
         if samples.ndim != 2 or samples.shape[1] != 3 * n_blocks:
             raise ValueError(f"this model takes standardized samples with {3 * n_blocks} columns per row (config "
                              f"orientation={self.config.orientation!r}); got shape {samples.shape}")
-        context = _extra_rows("step_context", step_context, n_context, offsets.size - 1,
+        context = _extra_rows("step_context", step_context, host["step_context"], offsets.size - 1,
                               "stairsense.features.step_context_features of the kept windows, in order")
-        height = _extra_rows("height", height, n_height, offsets.size - 1,
+        height = _extra_rows("height", height, host["height"], offsets.size - 1,
                              "WindowRowStage rows of a configuration with barometer=True")
         return WindowRows(samples, offsets, context, None, None, height=height).features()
 

@@ -6,9 +6,9 @@ import java.util.Optional;
 
 /**
  * Signature stub of https://onnxruntime.ai/docs/api/java/ai/onnxruntime/OrtSession.html: run (one
- * {@code samples} input, and {@code step_context} when {@link StubRuntime#stepContextShape} is set),
- * getMetadata, getInputInfo, close, and the nested SessionOptions and Result. Answers from
- * {@link StubRuntime} (test scope only).
+ * {@code samples} input, {@code step_context} when {@link StubRuntime#stepContextShape} is set and
+ * {@code height} when {@link StubRuntime#heightShape} is), getMetadata, getInputInfo, close, and the
+ * nested SessionOptions and Result. Answers from {@link StubRuntime} (test scope only).
  */
 public class OrtSession implements AutoCloseable {
     OrtSession() {
@@ -16,22 +16,27 @@ public class OrtSession implements AutoCloseable {
 
     public Result run(Map<String, ? extends OnnxTensorLike> inputs) throws OrtException {
         OnnxTensorLike input = inputs.get("samples");
-        int expected = StubRuntime.stepContextShape == null ? 1 : 2;
-        if (inputs.size() != expected || !(input instanceof OnnxTensor)) {
+        if (!inputs.keySet().equals(getInputInfo().keySet()) || !(input instanceof OnnxTensor)) {
             throw new OrtException("Unknown or missing input, expected " + getInputInfo().keySet());
         }
-        if (StubRuntime.stepContextShape != null) {
-            OnnxTensorLike context = inputs.get("step_context");
-            if (!(context instanceof OnnxTensor)
-                    || !java.util.Arrays.equals(((OnnxTensor) context).shape, StubRuntime.stepContextShape)) {
-                throw new OrtException("Missing Input: step_context, or not of shape "
-                        + java.util.Arrays.toString(StubRuntime.stepContextShape));
-            }
-            StubRuntime.stepContexts.add(((OnnxTensor) context).data.clone());
-        }
+        record(inputs, "step_context", StubRuntime.stepContextShape, StubRuntime.stepContexts);
+        record(inputs, "height", StubRuntime.heightShape, StubRuntime.heights);
         OnnxTensor tensor = (OnnxTensor) input;
         float score = StubRuntime.scorer.score(tensor.data, tensor.shape);
         return new Result(Collections.singletonMap("score", createScore(score)));
+    }
+
+    /** Checks the shape of input {@code name} (when the graph has one) and keeps a copy of its values. */
+    private static void record(Map<String, ? extends OnnxTensorLike> inputs, String name, long[] shape,
+                               java.util.List<float[]> seen) throws OrtException {
+        if (shape == null) {
+            return;
+        }
+        OnnxTensorLike value = inputs.get(name);
+        if (!(value instanceof OnnxTensor) || !java.util.Arrays.equals(((OnnxTensor) value).shape, shape)) {
+            throw new OrtException("Missing Input: " + name + ", or not of shape " + java.util.Arrays.toString(shape));
+        }
+        seen.add(((OnnxTensor) value).data.clone());
     }
 
     private static OnnxValue createScore(float score) throws OrtException {
@@ -47,6 +52,9 @@ public class OrtSession implements AutoCloseable {
         inputs.put("samples", new NodeInfo(new TensorInfo(StubRuntime.inputShape)));
         if (StubRuntime.stepContextShape != null) {
             inputs.put("step_context", new NodeInfo(new TensorInfo(StubRuntime.stepContextShape)));
+        }
+        if (StubRuntime.heightShape != null) {
+            inputs.put("height", new NodeInfo(new TensorInfo(StubRuntime.heightShape)));
         }
         return inputs;
     }

@@ -19,6 +19,10 @@ public final class StubRuntime {
     public static long[] stepContextShape;
     /** The {@code step_context} tensors the session was run with, in order. */
     public static final java.util.List<float[]> stepContexts = new java.util.ArrayList<>();
+    /** Shape of the graph's {@code height} input, or null when the model has none. */
+    public static long[] heightShape;
+    /** The {@code height} tensors the session was run with, in order. */
+    public static final java.util.List<float[]> heights = new java.util.ArrayList<>();
     public static Scorer scorer;
     public static byte[] lastModel;
 

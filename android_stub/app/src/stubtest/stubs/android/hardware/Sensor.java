@@ -7,6 +7,7 @@ package android.hardware;
  */
 public final class Sensor {
     public static final int TYPE_ACCELEROMETER = 1;
+    public static final int TYPE_PRESSURE = 6;
     public static final int TYPE_LINEAR_ACCELERATION = 10;
     public static final int TYPE_ROTATION_VECTOR = 11;
 

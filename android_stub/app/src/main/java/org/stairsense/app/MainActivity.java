@@ -5,14 +5,15 @@ import android.content.Intent;
 import android.os.Bundle;
 import android.widget.TextView;
 
-/** One screen: the step and stair-step counters, updated as {@link StepCounts} changes. */
+/** One screen: the step and stair-step counters and which model runs, updated as {@link StepCounts} changes. */
 public final class MainActivity extends Activity {
     /** Android 14 requires it for a "health" foreground service reading motion sensors. */
     static final String ACTIVITY_RECOGNITION = "android.permission.ACTIVITY_RECOGNITION";
 
     private TextView text;
     private final StepCounts.Listener listener = (steps, stairSteps) ->
-            runOnUiThread(() -> text.setText(steps + " steps\n" + stairSteps + " stair steps"));
+            runOnUiThread(() -> text.setText(steps + " steps\n" + stairSteps + " stair steps\n"
+                    + StepCounts.INSTANCE.model()));
 
     @Override
     protected void onCreate(Bundle savedInstanceState) {

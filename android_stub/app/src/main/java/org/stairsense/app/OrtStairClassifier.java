@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
+import org.stairsense.core.HeightContext;
 import org.stairsense.core.ModelConfigException;
 import org.stairsense.core.ModelMetadata;
 import org.stairsense.core.Pipeline;
@@ -24,8 +25,10 @@ import org.stairsense.core.StepContext;
  * <p>The graph ({@code stairsense export}) takes {@code samples: float32 [n, 3]} ({@code [n, 6]} for
  * Mizell models) and returns {@code score: float32 [1]}; score ≥ 0 is STAIR. A model whose
  * configuration has {@code step_context > 0} also takes {@code step_context: float32 [1, 36]}, the
- * window's step-context features, which the core {@link Pipeline} computes ({@link StepContext})
- * and hands over with the window. The session options are the two
+ * window's step-context features, and a model whose configuration has {@code barometer} (one
+ * "with barometer", {@link PipelineConfig#modelKind}) takes {@code height: float32 [1, 5]}, its
+ * height features: the core {@link Pipeline} computes both ({@link StepContext},
+ * {@link HeightContext}) and hands them over with the window. The session options are the two
  * {@code export/_runtime.py::session_options} sets. The front-end configuration is read from the
  * model's own metadata, so the phone cannot run it with another one.
  */
@@ -36,7 +39,9 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
     private final int columns;
     private final long[] shape = new long[2];
     private final boolean takesStepContext;
+    private final boolean takesHeight;
     private final long[] contextShape = {1, StepContext.N_FEATURES};
+    private final long[] heightShape = {1, HeightContext.N_FEATURES};
 
     /**
      * @param model the bytes of the {@code .onnx} file
@@ -61,18 +66,29 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
             throw new ModelConfigException(name + ": input 'samples' has shape " + java.util.Arrays.toString(inputShape)
                     + " but orientation '" + config.orientation + "' gives " + expected + " columns");
         }
-        NodeInfo context = inputs.get("step_context");
-        takesStepContext = config.stepContext > 0;
-        if ((context != null) != takesStepContext) {
-            throw new ModelConfigException(name + ": its configuration has step_context=" + config.stepContext
-                    + " but the graph " + (context == null ? "has no" : "has a") + " 'step_context' input; export the "
-                    + "model again with stairsense export");
+        takesStepContext = hostInput(inputs, name, "step_context", config.stepContext > 0,
+                "step_context=" + config.stepContext, contextShape);
+        takesHeight = hostInput(inputs, name, "height", config.barometer, "barometer=" + config.barometer, heightShape);
+    }
+
+    /**
+     * Whether the graph takes {@code input}, features the core computes, after checking that it does
+     * exactly when the configuration ({@code setting}) makes the core compute them, with {@code shape}.
+     */
+    private static boolean hostInput(Map<String, NodeInfo> inputs, String name, String input, boolean configured,
+                                     String setting, long[] shape) {
+        NodeInfo info = inputs.get(input);
+        if ((info != null) != configured) {
+            throw new ModelConfigException(name + ": its configuration has " + setting + " but the graph "
+                    + (info == null ? "has no" : "has a") + " '" + input + "' input; export the model again with "
+                    + "stairsense export");
         }
-        if (context != null && !(context.getInfo() instanceof TensorInfo
-                && Arrays.equals(((TensorInfo) context.getInfo()).getShape(), contextShape))) {
-            throw new ModelConfigException(name + ": input 'step_context' must be a float32 [1, "
-                    + StepContext.N_FEATURES + "] tensor (the step-context features this core computes)");
+        if (info != null && !(info.getInfo() instanceof TensorInfo
+                && Arrays.equals(((TensorInfo) info.getInfo()).getShape(), shape))) {
+            throw new ModelConfigException(name + ": input '" + input + "' must be a float32 " + Arrays.toString(shape)
+                    + " tensor (the features this core computes)");
         }
+        return configured;
     }
 
     /** The front-end configuration the model was trained with. */
@@ -82,11 +98,16 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
 
     @Override
     public boolean isStair(float[] samples, int rows, int cols) {
-        return isStair(samples, rows, cols, null);
+        return isStair(samples, rows, cols, null, null);
     }
 
     @Override
     public boolean isStair(float[] samples, int rows, int cols, float[] stepContext) {
+        return isStair(samples, rows, cols, stepContext, null);
+    }
+
+    @Override
+    public boolean isStair(float[] samples, int rows, int cols, float[] stepContext, float[] height) {
         if (cols != columns) {
             throw new IllegalArgumentException("the model takes " + columns + " columns, the front end gave " + cols);
         }
@@ -94,13 +115,20 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
             throw new IllegalArgumentException("the model takes step-context features: run it in a Pipeline built with "
                     + "its configuration (step_context=" + config.stepContext + ")");
         }
+        if (takesHeight && height == null) {
+            throw new IllegalArgumentException("the model takes height features: run it in a Pipeline built with its "
+                    + "configuration (barometer=true), fed the air pressure");
+        }
         shape[0] = rows;
         shape[1] = cols;
         try (OnnxTensor tensor = OnnxTensor.createTensor(env, FloatBuffer.wrap(samples, 0, rows * cols), shape);
              OnnxTensor context = takesStepContext
                      ? OnnxTensor.createTensor(env, FloatBuffer.wrap(stepContext, 0, StepContext.N_FEATURES), contextShape)
                      : null;
-             OrtSession.Result result = session.run(inputs(tensor, context))) {
+             OnnxTensor heights = takesHeight
+                     ? OnnxTensor.createTensor(env, FloatBuffer.wrap(height, 0, HeightContext.N_FEATURES), heightShape)
+                     : null;
+             OrtSession.Result result = session.run(inputs(tensor, context, heights))) {
             OnnxValue score = result.get("score").orElseThrow(() -> new IllegalStateException("the model has no 'score' output"));
             return ((OnnxTensor) score).getFloatBuffer().get(0) >= 0f;
         } catch (OrtException e) {
@@ -108,14 +136,19 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
         }
     }
 
-    private static Map<String, OnnxTensor> inputs(OnnxTensor samples, OnnxTensor stepContext) {
-        if (stepContext == null) {
+    private static Map<String, OnnxTensor> inputs(OnnxTensor samples, OnnxTensor stepContext, OnnxTensor height) {
+        if (stepContext == null && height == null) {
             return Collections.singletonMap("samples", samples);
         }
-        Map<String, OnnxTensor> both = new HashMap<>(4);
-        both.put("samples", samples);
-        both.put("step_context", stepContext);
-        return both;
+        Map<String, OnnxTensor> all = new HashMap<>(4);
+        all.put("samples", samples);
+        if (stepContext != null) {
+            all.put("step_context", stepContext);
+        }
+        if (height != null) {
+            all.put("height", height);
+        }
+        return all;
     }
 
     @Override

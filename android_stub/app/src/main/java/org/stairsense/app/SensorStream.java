@@ -5,13 +5,16 @@ import android.hardware.SensorEvent;
 import android.hardware.SensorEventListener;
 import android.hardware.SensorManager;
 import android.os.Handler;
+import org.stairsense.core.HeightFilter;
 import org.stairsense.core.Pipeline;
 import org.stairsense.core.PipelineConfig;
 
 /**
  * The sensor listener: accelerometer (+ rotation vector when the method needs it) at the model's
- * rate, batched by the sensor hub so the application processor sleeps between batches, fed through
- * {@link SensorAligner} into the core {@link Pipeline}; publishes the counts to {@link StepCounts}.
+ * rate, and the barometer when the model reads it (configuration {@code barometer}) at the rate its
+ * height filter assumes, batched by the sensor hub so the application processor sleeps between
+ * batches, fed through {@link SensorAligner} into the core {@link Pipeline}; publishes the counts to
+ * {@link StepCounts}. An accelerometer-only model never wakes the barometer.
  *
  * <p>Timestamps are {@code SensorEvent.timestamp} (ns, the elapsedRealtimeNanos() base), never the
  * delivery time: with batching, events arrive seconds after they were measured.
@@ -19,6 +22,11 @@ import org.stairsense.core.PipelineConfig;
 public final class SensorStream implements SensorEventListener {
     /** Rate requested when the model keeps the native rate ({@code rate_hz} null). */
     static final double DEFAULT_RATE_HZ = 50.0;
+    /**
+     * Barometer rate requested: the reading rate the core's height filter weighs each reading by
+     * (Python's {@code HeightFilter.pressure_rate_hz}); phones deliver 1–25 Hz.
+     */
+    static final double PRESSURE_RATE_HZ = HeightFilter.DEFAULT_PRESSURE_RATE_HZ;
 
     private final Pipeline pipeline;
     private final SensorAligner aligner;
@@ -26,6 +34,7 @@ public final class SensorStream implements SensorEventListener {
     private final double rateHz;
     private final int maxReportLatencyUs;
     private final boolean needsRotation;
+    private final boolean needsPressure;
 
     /**
      * @param config the model's configuration
@@ -44,19 +53,35 @@ public final class SensorStream implements SensorEventListener {
         this.rateHz = config.rateHz > 0 ? config.rateHz : DEFAULT_RATE_HZ;
         this.pipeline = new Pipeline(config, method, rateHz, classifier, null);
         this.needsRotation = method.equals("rotvec");
-        this.aligner = new SensorAligner(pipeline, needsRotation);
+        this.needsPressure = config.barometer;
+        this.aligner = new SensorAligner(pipeline, needsRotation, needsPressure);
         this.counts = counts;
         this.maxReportLatencyUs = maxReportLatencyUs;
     }
 
-    /** Register for the accelerometer (and the rotation vector when needed) on {@code handler}'s thread. */
+    /**
+     * Register for the accelerometer (and the rotation vector and the barometer when needed) on
+     * {@code handler}'s thread.
+     *
+     * @throws IllegalStateException when the device lacks a sensor the model needs
+     */
     public void register(SensorManager manager, Handler handler) {
         int periodUs = (int) Math.round(1e6 / rateHz);
         Sensor accelerometer = manager.getDefaultSensor(Sensor.TYPE_ACCELEROMETER);
         if (accelerometer == null) {
             throw new IllegalStateException("this device has no accelerometer");
         }
+        Sensor barometer = needsPressure ? manager.getDefaultSensor(Sensor.TYPE_PRESSURE) : null;
+        if (needsPressure && barometer == null) {
+            throw new IllegalStateException("this device has no barometer (Sensor.TYPE_PRESSURE) and the model reads "
+                    + "air pressure (barometer=true); put an accelerometer-only model (stairsense train without "
+                    + "--barometer, then export) in the app's assets");
+        }
         manager.registerListener(this, accelerometer, periodUs, maxReportLatencyUs, handler);
+        if (barometer != null) {
+            manager.registerListener(this, barometer, (int) Math.round(1e6 / PRESSURE_RATE_HZ), maxReportLatencyUs,
+                    handler);
+        }
         if (needsRotation) {
             manager.registerListener(this, manager.getDefaultSensor(Sensor.TYPE_ROTATION_VECTOR), periodUs,
                     maxReportLatencyUs, handler);
@@ -75,6 +100,9 @@ public final class SensorStream implements SensorEventListener {
             counts.update(pipeline.steps(), pipeline.stairSteps());
         } else if (type == Sensor.TYPE_ROTATION_VECTOR) {
             aligner.rotationVector(event.timestamp, event.values);
+            counts.update(pipeline.steps(), pipeline.stairSteps());
+        } else if (type == Sensor.TYPE_PRESSURE) {
+            aligner.pressure(event.timestamp, event.values[0]);
             counts.update(pipeline.steps(), pipeline.stairSteps());
         }
     }

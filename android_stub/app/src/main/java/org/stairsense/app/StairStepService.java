@@ -19,7 +19,9 @@ import org.stairsense.core.Standardizer;
 /**
  * A foreground service that counts steps and stair steps while the screen is off: loads
  * {@code assets/stairs.onnx} (the file {@code stairsense export} writes) into ONNX Runtime, reads
- * the front-end configuration from its metadata, and listens to the sensors on a background thread.
+ * the front-end configuration from its metadata, says which model runs (with barometer or
+ * accelerometer only) in its notification and on the screen, and listens to the sensors the model
+ * needs on a background thread.
  */
 public final class StairStepService extends Service {
     static final String MODEL_ASSET = "stairs.onnx";
@@ -35,19 +37,21 @@ public final class StairStepService extends Service {
     @Override
     public void onCreate() {
         super.onCreate();
-        NotificationManager notifications = (NotificationManager) getSystemService(Context.NOTIFICATION_SERVICE);
-        notifications.createNotificationChannel(new NotificationChannel(CHANNEL, "Step counting", NotificationManager.IMPORTANCE_LOW));
-        startForeground(1, new Notification.Builder(this, CHANNEL)
-                .setContentTitle("stairsense")
-                .setContentText("Counting steps and stair steps")
-                .setSmallIcon(android.R.drawable.stat_notify_sync)
-                .setOngoing(true)
-                .build());
         try {
             classifier = new OrtStairClassifier(readAsset(MODEL_ASSET), MODEL_ASSET);
         } catch (Exception e) {  // OrtException, IOException, ModelConfigException: the service cannot run
             throw new IllegalStateException("cannot load " + MODEL_ASSET + ": " + e.getMessage(), e);
         }
+        String model = "model " + classifier.config().modelKind();
+        StepCounts.INSTANCE.setModel(model);
+        NotificationManager notifications = (NotificationManager) getSystemService(Context.NOTIFICATION_SERVICE);
+        notifications.createNotificationChannel(new NotificationChannel(CHANNEL, "Step counting", NotificationManager.IMPORTANCE_LOW));
+        startForeground(1, new Notification.Builder(this, CHANNEL)
+                .setContentTitle("stairsense")
+                .setContentText("Counting steps and stair steps, " + model)
+                .setSmallIcon(android.R.drawable.stat_notify_sync)
+                .setOngoing(true)
+                .build());
         sensors = (SensorManager) getSystemService(Context.SENSOR_SERVICE);
         boolean hasRotation = sensors.getDefaultSensor(Sensor.TYPE_ROTATION_VECTOR) != null;
         String method = Standardizer.resolveOrientation(classifier.config(), hasRotation, false);

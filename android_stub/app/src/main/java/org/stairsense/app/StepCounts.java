@@ -3,8 +3,8 @@ package org.stairsense.app;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The counters the UI shows: steps (kept windows, no model needed) and stair steps (kept windows
- * the model called STAIR). Written by the sensor thread, read by any thread.
+ * What the UI shows: steps (kept windows, no model needed), stair steps (kept windows the model
+ * called STAIR) and which model runs. Written by the service and the sensor thread, read by any thread.
  */
 public final class StepCounts {
     /** Told about every change, on the sensor thread. */
@@ -17,6 +17,7 @@ public final class StepCounts {
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
     private volatile long steps;
     private volatile long stairSteps;
+    private volatile String model = "no model loaded";
 
     public void addListener(Listener listener) {
         listeners.add(listener);
@@ -44,5 +45,17 @@ public final class StepCounts {
 
     public long stairSteps() {
         return stairSteps;
+    }
+
+    /** Which model counts the stair steps, e.g. "model with barometer" ({@code PipelineConfig.modelKind}). */
+    public String model() {
+        return model;
+    }
+
+    void setModel(String description) {
+        model = description;
+        for (Listener l : listeners) {
+            l.onCounts(steps, stairSteps);
+        }
     }
 }

@@ -25,8 +25,8 @@ import org.stairsense.core.RawSample;
 import org.stairsense.core.Window;
 
 /**
- * The Android glue driven on the JVM through the signature stubs: a replayed sensor log (two
- * sensors, batched, batches delivered in either order) through {@link SensorStream}, the
+ * The Android glue driven on the JVM through the signature stubs: a replayed sensor log (three
+ * sensors, batched, batches delivered in every order) through {@link SensorStream}, the
  * {@link SensorAligner} and the {@link OrtStairClassifier}, against the core {@link Pipeline} fed
  * directly with the rows the spec's zero-order hold gives (the oracle).
  */
@@ -35,6 +35,8 @@ class SensorStreamTest {
             + "\"gravity_ms\": 500.0, \"orientation\": \"auto\", \"segmentation\": \"pattern\", \"peak_threshold\": 0.5, "
             + "\"valley_threshold\": 0.5, \"hysteresis\": 0.1, \"min_step_s\": 0.3, \"max_step_s\": 2.0, "
             + "\"window_ms\": 500.0, \"window_overlap\": 0.5, \"max_gap_s\": 0.3}";
+    private static final String BAROMETER = CONFIG.replace("}", ", \"step_context\": 5, \"step_context_gap_s\": 1.5, "
+            + "\"barometer\": true}");
 
     /** A stand-in for the graph: STAIR when the window's mean vertical sample is positive. */
     private static float score(float[] data, long[] shape) {
@@ -61,6 +63,8 @@ class SensorStreamTest {
         StubRuntime.inputShape = new long[] {-1, 3};
         StubRuntime.stepContextShape = null;
         StubRuntime.stepContexts.clear();
+        StubRuntime.heightShape = null;
+        StubRuntime.heights.clear();
         StubRuntime.scorer = (data, shape) -> {
             assertEquals(2, shape.length);
             assertEquals(3, shape[1]);
@@ -70,14 +74,19 @@ class SensorStreamTest {
         };
     }
 
-    /** Records registrations; hands out stub sensors. */
+    /** Records registrations; hands out stub sensors, a barometer only when the phone has one. */
     private static final class FakeSensorManager extends SensorManager {
         final Map<Integer, int[]> registered = new HashMap<>();
+        final boolean hasBarometer;
         SensorEventListener listener;
+
+        FakeSensorManager(boolean hasBarometer) {
+            this.hasBarometer = hasBarometer;
+        }
 
         @Override
         public Sensor getDefaultSensor(int type) {
-            return new Sensor(type);
+            return type == Sensor.TYPE_PRESSURE && !hasBarometer ? null : new Sensor(type);
         }
 
         @Override
@@ -89,12 +98,17 @@ class SensorStreamTest {
         }
     }
 
-    /** A synthetic two-sensor log: 50 Hz accelerometer (walking), rotation vector on its own clock. */
+    /**
+     * A synthetic three-sensor log: 50 Hz accelerometer (walking), rotation vector and a 10 Hz
+     * barometer (climbing 0.1 m/s, 0.03 hPa of noise), each on its own clock.
+     */
     private static final class Log {
         final List<long[]> accT = new ArrayList<>();
         final List<float[]> acc = new ArrayList<>();
         final List<Long> rotT = new ArrayList<>();
         final List<float[]> rot = new ArrayList<>();
+        final List<Long> pressureT = new ArrayList<>();
+        final List<float[]> pressure = new ArrayList<>();
 
         Log(long seed, double seconds) {
             Random rng = new Random(seed);
@@ -111,31 +125,84 @@ class SensorStreamTest {
                 rotT.add(t);
                 rot.add(new float[] {(float) Math.sin(half), 0f, 0f, (float) Math.cos(half)});
             }
+            for (long t = 70_000_000L; t < seconds * 1e9; t += 95_000_000L + rng.nextInt(10_000_000)) {
+                pressureT.add(t);
+                pressure.add(new float[] {(float) (1000.0 - 0.012 * t / 1e9 + 0.03 * rng.nextGaussian())});
+            }
+        }
+
+        /** The index of the latest sample at or before {@code t} in {@code times}, or -1. */
+        static int held(List<Long> times, long t) {
+            int held = -1;
+            for (int k = 0; k < times.size() && times.get(k) <= t; k++) {
+                held = k;
+            }
+            return held;
         }
     }
 
     private static void deliver(SensorEventListener listener, Log log, long batchNs) {
         Sensor accelerometer = new Sensor(Sensor.TYPE_ACCELEROMETER);
         Sensor rotation = new Sensor(Sensor.TYPE_ROTATION_VECTOR);
+        Sensor barometer = new Sensor(Sensor.TYPE_PRESSURE);
         int a = 0;
         int r = 0;
-        for (long end = batchNs, batch = 0; a < log.acc.size() || r < log.rot.size(); end += batchNs, batch++) {
-            List<SensorEvent> accEvents = new ArrayList<>();
-            List<SensorEvent> rotEvents = new ArrayList<>();
+        int p = 0;
+        for (long end = batchNs, batch = 0; a < log.acc.size() || r < log.rot.size() || p < log.pressure.size();
+             end += batchNs, batch++) {
+            List<List<SensorEvent>> batches = new ArrayList<>();
+            for (int k = 0; k < 3; k++) {
+                batches.add(new ArrayList<>());
+            }
             for (; a < log.acc.size() && log.accT.get(a)[0] < end; a++) {
-                accEvents.add(new SensorEvent(accelerometer, log.accT.get(a)[0], log.acc.get(a).clone()));
+                batches.get(0).add(new SensorEvent(accelerometer, log.accT.get(a)[0], log.acc.get(a).clone()));
             }
             for (; r < log.rot.size() && log.rotT.get(r) < end; r++) {
-                rotEvents.add(new SensorEvent(rotation, log.rotT.get(r), log.rot.get(r).clone()));
+                batches.get(1).add(new SensorEvent(rotation, log.rotT.get(r), log.rot.get(r).clone()));
             }
-            // The sensor hub flushes each sensor's FIFO separately: alternate which batch comes first.
-            for (SensorEvent e : batch % 2 == 0 ? accEvents : rotEvents) {
-                listener.onSensorChanged(e);
+            for (; p < log.pressure.size() && log.pressureT.get(p) < end; p++) {
+                batches.get(2).add(new SensorEvent(barometer, log.pressureT.get(p), log.pressure.get(p).clone()));
             }
-            for (SensorEvent e : batch % 2 == 0 ? rotEvents : accEvents) {
-                listener.onSensorChanged(e);
+            // The sensor hub flushes each sensor's FIFO separately: every sensor's batch comes first in turn.
+            for (int k = 0; k < 3; k++) {
+                for (SensorEvent e : batches.get((int) ((batch + k) % 3))) {
+                    listener.onSensorChanged(e);
+                }
             }
         }
+    }
+
+    /**
+     * Feeds {@code oracle} the rows the zero-order hold defines: each accelerometer sample with the
+     * latest rotation (and pressure, when {@code withPressure}) at or before it; returns how many
+     * had none yet. Samples after a stream's last one are left out: the glue holds them for a newer one.
+     */
+    private static int feedHeldRows(Pipeline oracle, Log log, boolean withPressure) {
+        double[] row = new double[RawSample.WIDTH];
+        java.util.Arrays.fill(row, Double.NaN);
+        int skipped = 0;
+        long last = Math.min(log.rotT.get(log.rotT.size() - 1),
+                withPressure ? log.pressureT.get(log.pressureT.size() - 1) : Long.MAX_VALUE);
+        for (int i = 0; i < log.acc.size() && log.accT.get(i)[0] <= last; i++) {
+            long t = log.accT.get(i)[0];
+            int rotation = Log.held(log.rotT, t);
+            int pressure = withPressure ? Log.held(log.pressureT, t) : 0;
+            if (rotation < 0 || pressure < 0) {
+                skipped++;
+                continue;
+            }
+            for (int c = 0; c < 3; c++) {
+                row[RawSample.ACC + c] = log.acc.get(i)[c];
+            }
+            for (int c = 0; c < 4; c++) {
+                row[RawSample.ROTVEC + c] = log.rot.get(rotation)[c];
+            }
+            if (withPressure) {
+                row[RawSample.PRESSURE] = log.pressure.get(pressure)[0];
+            }
+            oracle.push(t, row);
+        }
+        return skipped;
     }
 
     @Test
@@ -149,10 +216,11 @@ class SensorStreamTest {
             published[1] = stairSteps;
         });
         SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, counts, 5_000_000);
-        FakeSensorManager manager = new FakeSensorManager();
+        FakeSensorManager manager = new FakeSensorManager(true);
         stream.register(manager, null);
         assertArrayEquals(new int[] {33_333, 5_000_000}, manager.registered.get(Sensor.TYPE_ACCELEROMETER));
         assertArrayEquals(new int[] {33_333, 5_000_000}, manager.registered.get(Sensor.TYPE_ROTATION_VECTOR));
+        assertEquals(null, manager.registered.get(Sensor.TYPE_PRESSURE), "an accelerometer-only model never wakes it");
 
         Log log = new Log(7, 120);
         deliver(manager.listener, log, 5_000_000_000L);
@@ -166,30 +234,7 @@ class SensorStreamTest {
             return score(copy, new long[] {rows, cols}) >= 0f;
         };
         Pipeline oracle = new Pipeline(PipelineConfig.fromJson(CONFIG), "rotvec", 30, direct, null);
-        double[] row = new double[RawSample.WIDTH];
-        int skipped = 0;
-        long lastRotation = log.rotT.get(log.rotT.size() - 1);
-        for (int i = 0; i < log.acc.size(); i++) {
-            long t = log.accT.get(i)[0];
-            if (t > lastRotation) {
-                break;  // the glue holds these until a newer rotation sample arrives
-            }
-            int held = -1;
-            for (int k = 0; k < log.rotT.size() && log.rotT.get(k) <= t; k++) {
-                held = k;
-            }
-            if (held < 0) {
-                skipped++;
-                continue;
-            }
-            for (int c = 0; c < 3; c++) {
-                row[RawSample.ACC + c] = log.acc.get(i)[c];
-            }
-            for (int c = 0; c < 4; c++) {
-                row[RawSample.ROTVEC + c] = log.rot.get(held)[c];
-            }
-            oracle.push(t, row);
-        }
+        int skipped = feedHeldRows(oracle, log, false);
 
         Pipeline glue = stream.pipeline();
         assertTrue(oracle.steps() > 150, "the log should have steps: " + oracle.steps());
@@ -258,6 +303,93 @@ class SensorStreamTest {
         for (int k = 0; k < computed.size(); k++) {
             assertArrayEquals(computed.get(k), StubRuntime.stepContexts.get(k), "window " + k);
         }
+    }
+
+    @Test
+    void aBarometerModelListensToThePressureSensorAndGetsEachKeptWindowsHeightFeatures() throws Exception {
+        StubRuntime.customMetadata = metadata(BAROMETER);
+        StubRuntime.stepContextShape = new long[] {1, 36};
+        StubRuntime.heightShape = new long[] {1, 5};
+        OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "baro.onnx");
+        assertEquals("with barometer", classifier.config().modelKind());
+        SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, new StepCounts(), 5_000_000);
+        FakeSensorManager manager = new FakeSensorManager(true);
+        stream.register(manager, null);
+        assertArrayEquals(new int[] {100_000, 5_000_000}, manager.registered.get(Sensor.TYPE_PRESSURE));  // 10 Hz
+        Log log = new Log(8, 120);
+        deliver(manager.listener, log, 5_000_000_000L);
+        List<float[]> fromGlue = new ArrayList<>(StubRuntime.heights);
+
+        // Oracle: the core fed the held rows directly; the height features it computed for each kept window.
+        List<float[]> computed = new ArrayList<>();
+        Pipeline[] oracle = new Pipeline[1];
+        Pipeline.Listener listener = new Pipeline.Listener() {
+            @Override
+            public void onWindow(Window window, boolean stair) {
+                if (window.kept()) {
+                    double[] f = oracle[0].heightFeatures();
+                    float[] copy = new float[f.length];
+                    for (int k = 0; k < f.length; k++) {
+                        copy[k] = (float) f[k];
+                    }
+                    computed.add(copy);
+                }
+            }
+        };
+        oracle[0] = new Pipeline(classifier.config(), "rotvec", 30, null, listener);
+        int skipped = feedHeldRows(oracle[0], log, true);
+        assertTrue(computed.size() > 150, "the log should have steps: " + computed.size());
+        assertEquals(computed.size(), fromGlue.size());
+        for (int k = 0; k < computed.size(); k++) {
+            assertArrayEquals(computed.get(k), fromGlue.get(k), "window " + k);
+        }
+        assertEquals(computed.size(), StubRuntime.stepContexts.size());
+        assertEquals(oracle[0].samples(), stream.pipeline().samples());
+        assertTrue(skipped > 0, "the first accelerometer samples come before the first pressure reading");
+        assertEquals(skipped, stream.aligner().droppedBeforeRotation() + stream.aligner().droppedBeforePressure());
+        assertEquals(0, stream.aligner().heldWithoutNewerPressure());
+    }
+
+    @Test
+    void theScreenIsToldWhichModelRuns() {
+        StepCounts counts = new StepCounts();
+        List<String> shown = new ArrayList<>();
+        counts.addListener((steps, stairSteps) -> shown.add(counts.model()));
+        counts.setModel("model " + PipelineConfig.fromJson(BAROMETER).modelKind());
+        assertEquals(List.of("no model loaded", "model with barometer"), shown);
+    }
+
+    @Test
+    void aBarometerModelOnAPhoneWithoutABarometerIsRefused() throws Exception {
+        StubRuntime.customMetadata = metadata(BAROMETER);
+        StubRuntime.stepContextShape = new long[] {1, 36};
+        StubRuntime.heightShape = new long[] {1, 5};
+        OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "baro.onnx");
+        SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, new StepCounts(), 5_000_000);
+        FakeSensorManager manager = new FakeSensorManager(false);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> stream.register(manager, null));
+        assertTrue(e.getMessage().contains("no barometer (Sensor.TYPE_PRESSURE)")
+                && e.getMessage().contains("accelerometer-only model"), e.getMessage());
+        assertTrue(manager.registered.isEmpty(), "nothing is registered");
+    }
+
+    @Test
+    void aBarometerModelMustDeclareTheHeightInputAndOnlyItMay() {
+        StubRuntime.customMetadata = metadata(BAROMETER);
+        StubRuntime.stepContextShape = new long[] {1, 36};
+        ModelConfigException missing = assertThrows(ModelConfigException.class,
+                () -> new OrtStairClassifier(new byte[0], "baro.onnx"));
+        assertTrue(missing.getMessage().contains("barometer=true but the graph has no 'height' input"),
+                missing.getMessage());
+        StubRuntime.heightShape = new long[] {1, 4};
+        ModelConfigException shape = assertThrows(ModelConfigException.class,
+                () -> new OrtStairClassifier(new byte[0], "baro.onnx"));
+        assertTrue(shape.getMessage().contains("input 'height' must be a float32 [1, 5] tensor"), shape.getMessage());
+        StubRuntime.customMetadata = metadata(CONFIG.replace("}", ", \"step_context\": 5, \"step_context_gap_s\": 1.5}"));
+        StubRuntime.heightShape = new long[] {1, 5};
+        ModelConfigException extra = assertThrows(ModelConfigException.class,
+                () -> new OrtStairClassifier(new byte[0], "stairs.onnx"));
+        assertTrue(extra.getMessage().contains("barometer=false but the graph has a 'height' input"), extra.getMessage());
     }
 
     @Test

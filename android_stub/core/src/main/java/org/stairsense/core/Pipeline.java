@@ -12,8 +12,11 @@ package org.stairsense.core;
  * as float32 {@code [rows, columns]}, the exported model's input; rejected windows are never
  * classified (they are NO_STAIR by the duration filter, which saves the energy). When the model's
  * configuration has {@code step_context > 0}, every kept window also gets its 36 step-context
- * features (float32 {@code [1, 36]}: the model's second input). Both come from {@link WindowRows},
- * which restarts with the front end after a gap.
+ * features (float32 {@code [1, 36]}: the model's input {@code step_context}); when it has
+ * {@code barometer}, its 5 height features (float32 {@code [1, 5]}: the input {@code height}), from
+ * the air pressure every row must then carry ({@link RawSample#PRESSURE}; a row without one is
+ * refused). All come from {@link WindowRows}, which restarts with the front end after a gap. A
+ * model without {@code barometer} ignores the pressure.
  *
  * <p>Not thread-safe: call {@link #push} from one thread (the sensor thread).
  */
@@ -34,6 +37,16 @@ public final class Pipeline {
          */
         default boolean isStair(float[] samples, int rows, int columns, float[] stepContext) {
             return isStair(samples, rows, columns);
+        }
+
+        /**
+         * The same window with its step-context and height features, for models whose configuration
+         * has {@code barometer}; a classifier of such a model must override this method.
+         *
+         * @param height the {@link HeightContext#N_FEATURES} float32 features, or null when the model has none
+         */
+        default boolean isStair(float[] samples, int rows, int columns, float[] stepContext, float[] height) {
+            return isStair(samples, rows, columns, stepContext);
         }
     }
 
@@ -91,9 +104,13 @@ public final class Pipeline {
     /**
      * Consume one sensor sample (layout {@link RawSample}).
      *
-     * @throws IllegalArgumentException when {@code tNs} does not increase
+     * @throws IllegalArgumentException when {@code tNs} does not increase, or when the model reads the
+     *     barometer and the row has no air pressure (NaN) or one no barometer gives; nothing has changed then
      */
     public void push(long tNs, double[] raw) {
+        if (config.barometer) {
+            checkPressure(tNs, raw[RawSample.PRESSURE]);
+        }
         if (started) {
             if (tNs <= lastT) {
                 throw new IllegalArgumentException("timestamps must increase: t_ns=" + tNs + " after " + lastT);
@@ -117,6 +134,19 @@ public final class Pipeline {
         }
     }
 
+    private static void checkPressure(long tNs, double p) {
+        if (Double.isNaN(p)) {
+            throw new IllegalArgumentException("the model reads the barometer (barometer=true: height features) but "
+                    + "the sample at t_ns=" + tNs + " has no air pressure; put the barometer's latest reading (hPa) "
+                    + "in RawSample.PRESSURE of every row, or run an accelerometer-only model (barometer=false) on a "
+                    + "phone without a barometer");
+        }
+        if (!(p >= HeightFilter.MIN_PRESSURE_HPA && p <= HeightFilter.MAX_PRESSURE_HPA)) {
+            throw new IllegalArgumentException("pressure at t_ns=" + tNs + " is " + p + " hPa; a barometer reads "
+                    + "300–1100 hPa (convert Pa by dividing by 100)");
+        }
+    }
+
     private void restart(long tNs) {
         frontEnd.reset();
         rows.reset();
@@ -135,7 +165,7 @@ public final class Pipeline {
             return;
         }
         Standardizer std = frontEnd.standardizer();
-        rows.add(tNs, std.sample, std.verticalAcc);
+        rows.add(tNs, std.sample, std.verticalAcc, raw[RawSample.PRESSURE]);
         if (listener != null) {
             listener.onSample(frontEnd.standardizedCount() - 1, tNs, std.sample, std.verticalAcc);
         }
@@ -146,10 +176,10 @@ public final class Pipeline {
         boolean stair = false;
         if (window.kept()) {
             steps++;
-            rows.close(window);  // every kept window enters the step context, classified or not
+            rows.close(window);  // every kept window enters the contexts, classified or not
             if (classifier != null) {
                 int n = (int) (window.stop - window.start);
-                stair = classifier.isStair(rows.samples(window), n, columns, rows.stepContext());
+                stair = classifier.isStair(rows.samples(window), n, columns, rows.stepContext(), rows.height());
                 if (stair) {
                     stairSteps++;
                 }
@@ -166,6 +196,14 @@ public final class Pipeline {
      */
     public double[] stepContextFeatures() {
         return rows.stepContextFeatures();
+    }
+
+    /**
+     * The height features (double) of the last kept window, or null when the model reads no
+     * barometer; reused, valid until the next kept window.
+     */
+    public double[] heightFeatures() {
+        return rows.heightFeatures();
     }
 
     /** Steps counted: kept windows, each one step (works without a model). */

@@ -56,6 +56,11 @@ public final class PipelineConfig {
     public final int stepContext;
     /** A longer pause (s) between kept windows starts a new step-context run. */
     public final double stepContextGapS;
+    /**
+     * The model reads the barometer: it takes the 5 height features ({@link HeightContext}, input
+     * {@code height}), and every row needs the air pressure ({@link RawSample#PRESSURE}).
+     */
+    public final boolean barometer;
 
     private PipelineConfig(Map<String, Object> recorded) {
         Map<String, Object> values = new java.util.HashMap<>(RECORDED_BEFORE);
@@ -98,11 +103,15 @@ public final class PipelineConfig {
         }
         stepContext = (int) context;
         stepContextGapS = positive(values, "step_context_gap_s");
-        // The height features (issue 24) are not in this core yet, and Python's export refuses models
-        // that take them; a configuration asking for them is refused here too rather than misread.
-        if (!Boolean.FALSE.equals(values.get("barometer"))) {
-            throw new ModelConfigException("barometer=" + values.get("barometer") + ": this Java core does not "
-                    + "compute the height features yet (issue 24); export an accelerometer-only model (barometer=false)");
+        Object baro = values.get("barometer");
+        if (!(baro instanceof Boolean)) {
+            throw new ModelConfigException("barometer must be true or false, got " + baro);
+        }
+        barometer = (Boolean) baro;
+        if (barometer && stepContext < 1) {
+            // Same rule as stream/_config.py: the height features are taken over the step context too.
+            throw new ModelConfigException("barometer=true needs step_context >= 1 (the height features are taken "
+                    + "over the step context), got " + stepContext);
         }
         if (rate != null && !(rateHz > 0)) {
             throw new ModelConfigException("rate_hz must be > 0 or null, got " + rateHz);
@@ -118,6 +127,14 @@ public final class PipelineConfig {
             throw new ModelConfigException("pattern segmentation needs peak_threshold and valley_threshold >= "
                     + "hysteresis (got " + peakThreshold + ", " + valleyThreshold + " and " + hysteresis + ")");
         }
+    }
+
+    /**
+     * Which kind of stair-step model this configuration makes, in the words of Python's
+     * {@code stairsense.pipeline.model_kind}: {@code "with barometer"} or {@code "accelerometer only"}.
+     */
+    public String modelKind() {
+        return barometer ? "with barometer" : "accelerometer only";
     }
 
     /** Read the JSON object written by Python's {@code PipelineConfig.to_json()} / the export metadata. */

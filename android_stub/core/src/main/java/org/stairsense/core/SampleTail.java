@@ -2,8 +2,10 @@ package org.stairsense.core;
 
 /**
  * The most recent standardized samples, enough to hand any kept window to the classifier: the
- * sample store of {@link WindowRows}, as in {@code features/_window_rows.py::WindowRowStage}. A kept window lasts at most {@code max_step_s}, so
- * older samples are dropped; the ring doubles when full, so steady state allocates nothing.
+ * sample store of {@link WindowRows}, as in {@code features/_window_rows.py::WindowRowStage}. Each
+ * sample comes with its vertical acceleration and the {@link HeightFilter}'s height and speed at
+ * it (NaN without a barometer). A kept window lasts at most {@code max_step_s}, so older samples
+ * are dropped; the ring doubles when full, so steady state allocates nothing.
  */
 public final class SampleTail {
     private final int columns;
@@ -11,6 +13,8 @@ public final class SampleTail {
     private long[] t = new long[64];
     private double[] values;
     private double[] vertical;
+    private double[] height;
+    private double[] speed;
     private long first;  // global index of the oldest sample held
     private int mask = 63;  // capacity - 1 (a power of two: an index mask instead of a division)
     private int head;
@@ -20,6 +24,8 @@ public final class SampleTail {
         this.columns = columns;
         this.values = new double[t.length * columns];
         this.vertical = new double[t.length];
+        this.height = new double[t.length];
+        this.speed = new double[t.length];
         // One millisecond of slack: the filter compares seconds as doubles, this compares nanoseconds.
         this.keepNs = (long) Math.ceil(maxStepS * 1e9) + 1_000_000L;
     }
@@ -31,10 +37,10 @@ public final class SampleTail {
     }
 
     /**
-     * Append standardized sample number {@code first + size} and its vertical dynamic acceleration,
-     * dropping those too old for any kept window.
+     * Append standardized sample number {@code first + size}, its vertical dynamic acceleration and
+     * the height (m) and vertical speed (m/s) estimated at it, dropping those too old for any kept window.
      */
-    public void add(long tNs, double[] sample, double verticalAcc) {
+    public void add(long tNs, double[] sample, double verticalAcc, double heightM, double speedMS) {
         while (size > 0 && t[head] < tNs - keepNs) {
             head = (head + 1) & mask;
             size--;
@@ -47,6 +53,8 @@ public final class SampleTail {
         t[i] = tNs;
         System.arraycopy(sample, 0, values, i * columns, columns);
         vertical[i] = verticalAcc;
+        height[i] = heightM;
+        speed[i] = speedMS;
         size++;
     }
 
@@ -97,6 +105,24 @@ public final class SampleTail {
         return n;
     }
 
+    /**
+     * The height and vertical speed of samples {@code [start, stop)} (the inputs of {@link HeightContext}).
+     *
+     * @return the number of samples written to each array
+     * @throws IllegalStateException when the window is no longer (or not yet) held
+     */
+    public int heights(long start, long stop, double[] h, double[] v) {
+        check(start, stop);
+        int n = 0;
+        for (long g = start; g < stop; g++) {
+            int i = (head + (int) (g - first)) & mask;
+            h[n] = height[i];
+            v[n] = speed[i];
+            n++;
+        }
+        return n;
+    }
+
     private void check(long start, long stop) {
         if (start < first || stop > first + size) {
             throw new IllegalStateException("samples [" + start + ", " + stop + ") are not in the tail [" + first
@@ -109,15 +135,21 @@ public final class SampleTail {
         long[] t2 = new long[n];
         double[] v2 = new double[n * columns];
         double[] z2 = new double[n];
+        double[] h2 = new double[n];
+        double[] s2 = new double[n];
         for (int k = 0; k < size; k++) {
             int i = (head + k) & mask;
             t2[k] = t[i];
             System.arraycopy(values, i * columns, v2, k * columns, columns);
             z2[k] = vertical[i];
+            h2[k] = height[i];
+            s2[k] = speed[i];
         }
         t = t2;
         values = v2;
         vertical = z2;
+        height = h2;
+        speed = s2;
         head = 0;
         mask = n - 1;
     }

@@ -9,10 +9,10 @@ package org.stairsense.core;
  * <p>Per window the shape reads two signals per standardized sample: {@code z}, the vertical
  * dynamic acceleration (the standardizer's vertical: column 2 for the ENU methods, Mizell's signed
  * vertical scalar), and {@code h}, the horizontal magnitude ({@code hypot(x, y)}, or the norm of
- * Mizell's horizontal vector). A context run holds the shape rows of the kept windows since the
- * last gap longer than {@code max_gap_s} between one window's end and the next one's start (or
- * since {@link #reset}); the context features are the mean, the coefficient of variation and the
- * count of the last {@code context} rows of the run, this one included.
+ * Mizell's horizontal vector). A context run ({@link StepRun}) holds the shape rows of the kept
+ * windows since the last gap longer than {@code max_gap_s} between one window's end and the next
+ * one's start (or since {@link #reset}); the context features are the mean, the coefficient of
+ * variation and the count of the last {@code context} rows of the run, this one included.
  *
  * <p>All arithmetic is double, in the order of the Python code. Scratch arrays grow by doubling and
  * are reused, so steady state allocates nothing per window.
@@ -29,12 +29,8 @@ public final class StepContext {
     private static final double STD_EPS = 1e-9;
     private static final double CV_EPS = 1e-6;
 
-    private final int context;
-    private final double maxGapS;
-    private final double[] rows;  // ring of the run's last `context` shape rows
-    private int held;  // rows of the current run in the ring (at most `context`)
-    private int next;  // ring slot of the next row
-    private long lastEndNs;
+    private final StepRun run;
+    private final double[] rows;  // ring of the run's last `context` shape rows, at the run's slots
     private double[] v = new double[64];
     private double[] d = new double[64];
     private final double[] shapeRow = new double[N_SHAPE];
@@ -46,18 +42,13 @@ public final class StepContext {
      * @param maxGapS a longer pause between kept windows starts a new run, {@code step_context_gap_s}
      */
     public StepContext(int context, double maxGapS) {
-        if (context < 1) {
-            throw new IllegalArgumentException("context must be >= 1, got " + context);
-        }
-        this.context = context;
-        this.maxGapS = maxGapS;
+        this.run = new StepRun(context, maxGapS);
         this.rows = new double[context * N_SHAPE];
     }
 
     /** Forget the run: the next window starts a new context (a new segment after a sensor gap). */
     public void reset() {
-        held = 0;
-        next = 0;
+        run.reset();
     }
 
     /**
@@ -76,27 +67,21 @@ public final class StepContext {
 
     /** As {@link #push}, from a shape row computed elsewhere ({@link #shape}). */
     public double[] pushShape(double[] shape, long tStartNs, long tEndNs) {
-        if (held > 0 && (tStartNs - lastEndNs) / 1e9 > maxGapS) {
-            reset();
-        }
-        lastEndNs = tEndNs;
-        System.arraycopy(shape, 0, rows, next * N_SHAPE, N_SHAPE);
-        next = (next + 1) % context;
-        held = Math.min(held + 1, context);
+        System.arraycopy(shape, 0, rows, run.push(tStartNs, tEndNs) * N_SHAPE, N_SHAPE);
+        int held = run.held();
         System.arraycopy(shape, 0, features, 0, N_SHAPE);
         int m = CONTEXT_OF.length;
-        int oldest = (next - held + context) % context;
         for (int k = 0; k < m; k++) {
             int c = CONTEXT_OF[k];
             // numpy's mean and std (ddof 0) over axis 0 of the block, oldest row first.
             double sum = 0.0;
             for (int r = 0; r < held; r++) {
-                sum += rows[((oldest + r) % context) * N_SHAPE + c];
+                sum += rows[run.slot(r) * N_SHAPE + c];
             }
             double mean = sum / held;
             double sq = 0.0;
             for (int r = 0; r < held; r++) {
-                double dev = rows[((oldest + r) % context) * N_SHAPE + c] - mean;
+                double dev = rows[run.slot(r) * N_SHAPE + c] - mean;
                 sq += dev * dev;
             }
             features[N_SHAPE + k] = mean;

@@ -50,6 +50,21 @@ class ModelMetadataTest {
     }
 
     @Test
+    void readsWhetherTheModelNeedsTheBarometer() {
+        PipelineConfig baro = ModelMetadata.configOf(metadata(TestConfigs.json(
+                "\"step_context\": 5, \"step_context_gap_s\": 1.5, \"barometer\": true")), "m");
+        assertTrue(baro.barometer);
+        assertEquals("with barometer", baro.modelKind());
+        PipelineConfig older = ModelMetadata.configOf(metadata(TestConfigs.json("")), "m");  // before the key existed
+        assertEquals(false, older.barometer);
+        assertEquals("accelerometer only", older.modelKind());
+        String noContext = messageOf(metadata(TestConfigs.json("\"step_context\": 0, \"barometer\": true")));
+        assertTrue(noContext.startsWith("stairs.onnx: barometer=true needs step_context >= 1"), noContext);
+        String notABoolean = messageOf(metadata(TestConfigs.json("\"step_context\": 5, \"barometer\": 1.0")));
+        assertTrue(notABoolean.contains("barometer must be true or false, got 1.0"), notABoolean);
+    }
+
+    @Test
     void refusesWhatTheJavaCoreDoesNotImplement() {
         assertTrue(messageOf(metadata(TestConfigs.json("\"segmentation\": \"sliding\""))).contains("segmentation='sliding'"));
         assertTrue(messageOf(metadata(TestConfigs.json("\"orientation\": \"ahrs\""))).contains("Madgwick"));

@@ -105,6 +105,67 @@ class PipelineTest {
     }
 
     @Test
+    void aBarometerModelGetsHeightFeaturesAndRefusesRowsWithoutPressureUnchanged() {
+        String baro = "\"step_context\": 5, \"step_context_gap_s\": 1.5, \"barometer\": true";
+        List<float[]> heights = new ArrayList<>();
+        Pipeline.WindowClassifier classifier = new Pipeline.WindowClassifier() {
+            @Override
+            public boolean isStair(float[] samples, int rows, int columns) {
+                throw new AssertionError("a barometer model's windows come with their height features");
+            }
+
+            @Override
+            public boolean isStair(float[] samples, int rows, int columns, float[] stepContext, float[] height) {
+                heights.add(height.clone());
+                return false;
+            }
+        };
+        Pipeline pipeline = new Pipeline(TestConfigs.config(baro), "rotvec", 50, classifier, null);
+        Walk walk = new Walk(5, 50, 1.8);
+        for (int i = 0; i < 50 * 20; i++) {
+            pipeline.push(walk.next(), walk.raw);
+        }
+        assertTrue(heights.size() > 20 && heights.size() == pipeline.steps());
+        // On the level (0.03 hPa of noise, about 0.25 m) the filter keeps each step's height change small.
+        for (float[] h : heights) {
+            assertEquals(HeightContext.N_FEATURES, h.length);
+            assertTrue(h[0] < 0.2 && h[3] < 0.2, java.util.Arrays.toString(h));
+        }
+        long before = pipeline.samples();
+        long t = walk.next();
+        double[] raw = walk.raw.clone();
+        raw[RawSample.PRESSURE] = Double.NaN;
+        IllegalArgumentException none = assertThrows(IllegalArgumentException.class, () -> pipeline.push(t, raw));
+        assertTrue(none.getMessage().contains("t_ns=" + t + " has no air pressure")
+                && none.getMessage().contains("accelerometer-only model"), none.getMessage());
+        raw[RawSample.PRESSURE] = 101325.0;  // Pa, not hPa
+        IllegalArgumentException pascal = assertThrows(IllegalArgumentException.class, () -> pipeline.push(t, raw));
+        assertTrue(pascal.getMessage().contains("101325.0 hPa; a barometer reads 300–1100 hPa"), pascal.getMessage());
+        assertEquals(before, pipeline.samples());
+        pipeline.push(t, walk.raw);  // the same row with its pressure: the refusals changed nothing
+        assertEquals(before + 1, pipeline.samples());
+    }
+
+    @Test
+    void anAccelerometerOnlyModelIgnoresPressure() {
+        Recorder withPressure = new Recorder();
+        Recorder without = new Recorder();
+        Pipeline a = new Pipeline(TestConfigs.config(""), "rotvec", 50, null, withPressure);
+        Pipeline b = new Pipeline(TestConfigs.config(""), "rotvec", 50, null, without);
+        Walk walk = new Walk(6, 50, 1.8);
+        for (int i = 0; i < 50 * 20; i++) {
+            long t = walk.next();
+            a.push(t, walk.raw);
+            double[] raw = walk.raw.clone();
+            raw[RawSample.PRESSURE] = Double.NaN;
+            b.push(t, raw);
+        }
+        assertTrue(a.steps() > 20 && a.steps() == b.steps());
+        assertEquals(withPressure.windows.size(), without.windows.size());
+        assertEquals(null, a.heightFeatures());
+    }
+
+    @Test
     void timestampsMustIncrease() {
         Pipeline pipeline = new Pipeline(TestConfigs.config(""), "vertical", 50, null, null);
         double[] raw = new double[RawSample.WIDTH];

@@ -4,7 +4,8 @@ import java.util.Random;
 
 /**
  * A synthetic phone stream for the tests: gravity along a tilted device axis, a vertical
- * oscillation at a walking cadence, noise, jittered timestamps, a fixed rotation vector.
+ * oscillation at a walking cadence, noise, jittered timestamps, a fixed rotation vector and a
+ * barometer on the level (1000 hPa with 0.03 hPa of noise).
  */
 final class Walk {
     private final Random rng;
@@ -35,6 +36,7 @@ final class Walk {
         for (int c = 0; c < 3; c++) {
             raw[RawSample.LINACC + c] = raw[RawSample.ACC + c] * 0.1;
         }
+        raw[RawSample.PRESSURE] = 1000.0 + 0.03 * rng.nextGaussian();
         return t;
     }
 

@@ -31,7 +31,8 @@ import org.stairsense.core.Window;
  * has a rotation vector). Writes {@code OUT.windows.txt}: {@code R t_ns} at a restart after a gap,
  * {@code W start stop t_start t_end STATUS} per window, followed for a kept window of a configuration
  * with {@code step_context > 0} by {@code X f1 ... f36} (its step-context features, Java's
- * {@code Double.toString}: they read back exactly), and last {@code C steps}; and
+ * {@code Double.toString}: they read back exactly) and of one with {@code barometer} by
+ * {@code H f1 ... f5} (its height features), and last {@code C steps}; and
  * {@code OUT.samples.bin}: per standardized sample, little-endian int64 segment, index, t_ns, then
  * 6 float64 columns (NaN-padded) and the vertical float64. An exception is written as
  * {@code E message} and the exit status is 3.
@@ -151,14 +152,21 @@ public final class ParityDriver {
         @Override
         public void onWindow(Window w, boolean stair) {
             windows.println("W " + w.start() + " " + w.stop() + " " + w.tStartNs() + " " + w.tEndNs() + " " + w.status());
-            double[] context = pipeline.stepContextFeatures();
-            if (w.kept() && context != null) {
-                StringBuilder line = new StringBuilder("X");
-                for (double f : context) {
-                    line.append(' ').append(f);
-                }
-                windows.println(line);
+            if (w.kept()) {
+                features("X", pipeline.stepContextFeatures());
+                features("H", pipeline.heightFeatures());
             }
+        }
+
+        private void features(String kind, double[] values) {
+            if (values == null) {
+                return;
+            }
+            StringBuilder line = new StringBuilder(kind);
+            for (double f : values) {
+                line.append(' ').append(f);
+            }
+            windows.println(line);
         }
 
         void flush() throws IOException {

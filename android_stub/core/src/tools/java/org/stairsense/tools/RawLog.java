@@ -11,8 +11,8 @@ import org.stairsense.core.RawSample;
 /**
  * A raw sensor log in the binary form the Python side writes for the parity tests and the
  * benchmark: little-endian rows of {@code int64 t_ns} then {@code RawSample.WIDTH} float64
- * (accelerometer, rotation vector, linear acceleration; NaN where not recorded). Exact: no text
- * round trip between Python's and Java's doubles.
+ * (accelerometer, rotation vector, linear acceleration, air pressure; NaN where not recorded).
+ * Exact: no text round trip between Python's and Java's doubles.
  */
 final class RawLog {
     static final int ROW_BYTES = 8 + 8 * RawSample.WIDTH;
