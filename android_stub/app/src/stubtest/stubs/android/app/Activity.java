@@ -12,6 +12,12 @@ public class Activity extends ContextWrapper {
     protected void onDestroy() {
     }
 
+    protected void onResume() {
+    }
+
+    protected void onPause() {
+    }
+
     public void setContentView(View view) {
         throw new UnsupportedOperationException("stub");
     }

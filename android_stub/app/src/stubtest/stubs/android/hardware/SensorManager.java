@@ -5,7 +5,7 @@ import android.os.Handler;
 /**
  * Signature stub of the https://developer.android.com/reference/android/hardware/SensorManager
  * methods the glue calls; the batching overload
- * {@code registerListener(SensorEventListener, Sensor, int, int, Handler)} is API level 19.
+ * {@code registerListener(SensorEventListener, Sensor, int, int, Handler)} and {@code flush} are API level 19.
  */
 public abstract class SensorManager {
     public Sensor getDefaultSensor(int type) {
@@ -14,6 +14,10 @@ public abstract class SensorManager {
 
     public boolean registerListener(SensorEventListener listener, Sensor sensor, int samplingPeriodUs,
                                     int maxReportLatencyUs, Handler handler) {
+        throw new UnsupportedOperationException("stub");
+    }
+
+    public boolean flush(SensorEventListener listener) {
         throw new UnsupportedOperationException("stub");
     }
 

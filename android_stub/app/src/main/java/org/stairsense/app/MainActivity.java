@@ -5,7 +5,11 @@ import android.content.Intent;
 import android.os.Bundle;
 import android.widget.TextView;
 
-/** One screen: the step and stair-step counters and which model runs, updated as {@link StepCounts} changes. */
+/**
+ * One screen: the step and stair-step counters and which model runs, updated as {@link StepCounts}
+ * changes. It listens only while it is in front, which is what makes {@link SensorStream} flush the
+ * sensor hub's batches so the counts on it are live.
+ */
 public final class MainActivity extends Activity {
     /** Android 14 requires it for a "health" foreground service reading motion sensors. */
     static final String ACTIVITY_RECOGNITION = "android.permission.ACTIVITY_RECOGNITION";
@@ -20,7 +24,6 @@ public final class MainActivity extends Activity {
         super.onCreate(savedInstanceState);
         text = new TextView(this);
         setContentView(text);
-        StepCounts.INSTANCE.addListener(listener);
         requestPermissions(new String[] {ACTIVITY_RECOGNITION, "android.permission.POST_NOTIFICATIONS"}, 1);
     }
 
@@ -30,8 +33,14 @@ public final class MainActivity extends Activity {
     }
 
     @Override
-    protected void onDestroy() {
+    protected void onResume() {
+        super.onResume();
+        StepCounts.INSTANCE.addListener(listener);
+    }
+
+    @Override
+    protected void onPause() {
         StepCounts.INSTANCE.removeListener(listener);
-        super.onDestroy();
+        super.onPause();
     }
 }

@@ -16,6 +16,12 @@ import org.stairsense.core.PipelineConfig;
  * batches, fed through {@link SensorAligner} into the core {@link Pipeline}; publishes the counts to
  * {@link StepCounts}. An accelerometer-only model never wakes the barometer.
  *
+ * <p>While a screen shows the counts ({@link StepCounts#watched()}) the hub's batches are flushed
+ * every {@link #LIVE_FLUSH_MS}, so a stair step is on the screen within that plus the front end's
+ * decision delay (under 0.9 s after the step's end, {@code benchmarks/bench_barometer.py}) instead
+ * of a whole batch later. The check runs on the sensor thread's {@link Handler}, whose clock stops in
+ * deep sleep, so with the screen off it never wakes the phone between batches.
+ *
  * <p>Timestamps are {@code SensorEvent.timestamp} (ns, the elapsedRealtimeNanos() base), never the
  * delivery time: with batching, events arrive seconds after they were measured.
  */
@@ -27,6 +33,8 @@ public final class SensorStream implements SensorEventListener {
      * (Python's {@code HeightFilter.pressure_rate_hz}); phones deliver 1–25 Hz.
      */
     static final double PRESSURE_RATE_HZ = HeightFilter.DEFAULT_PRESSURE_RATE_HZ;
+    /** How often the batches are flushed while the counts are on a screen: a stair step is shown within 2 s. */
+    static final long LIVE_FLUSH_MS = 500;
 
     private final Pipeline pipeline;
     private final SensorAligner aligner;
@@ -35,6 +43,17 @@ public final class SensorStream implements SensorEventListener {
     private final int maxReportLatencyUs;
     private final boolean needsRotation;
     private final boolean needsPressure;
+    private SensorManager manager;
+    private Handler handler;
+    private final Runnable liveFlush = new Runnable() {
+        @Override
+        public void run() {
+            if (counts.watched()) {
+                manager.flush(SensorStream.this);
+            }
+            handler.postDelayed(this, LIVE_FLUSH_MS);
+        }
+    };
 
     /**
      * @param config the model's configuration
@@ -61,7 +80,7 @@ public final class SensorStream implements SensorEventListener {
 
     /**
      * Register for the accelerometer (and the rotation vector and the barometer when needed) on
-     * {@code handler}'s thread.
+     * {@code handler}'s thread, and, when the sensors are batched, flush them while the counts are watched.
      *
      * @throws IllegalStateException when the device lacks a sensor the model needs
      */
@@ -86,9 +105,17 @@ public final class SensorStream implements SensorEventListener {
             manager.registerListener(this, manager.getDefaultSensor(Sensor.TYPE_ROTATION_VECTOR), periodUs,
                     maxReportLatencyUs, handler);
         }
+        if (maxReportLatencyUs > 0) {
+            this.manager = manager;
+            this.handler = handler;
+            handler.postDelayed(liveFlush, LIVE_FLUSH_MS);
+        }
     }
 
     public void unregister(SensorManager manager) {
+        if (handler != null) {
+            handler.removeCallbacks(liveFlush);
+        }
         manager.unregisterListener(this);
     }
 

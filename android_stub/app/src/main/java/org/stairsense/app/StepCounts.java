@@ -28,6 +28,11 @@ public final class StepCounts {
         listeners.remove(listener);
     }
 
+    /** Whether a screen shows the counts now (a listener is registered): they must then be live. */
+    public boolean watched() {
+        return !listeners.isEmpty();
+    }
+
     void update(long newSteps, long newStairSteps) {
         if (newSteps == steps && newStairSteps == stairSteps) {
             return;

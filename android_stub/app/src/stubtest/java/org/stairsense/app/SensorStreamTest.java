@@ -79,6 +79,7 @@ class SensorStreamTest {
         final Map<Integer, int[]> registered = new HashMap<>();
         final boolean hasBarometer;
         SensorEventListener listener;
+        int flushes;
 
         FakeSensorManager(boolean hasBarometer) {
             this.hasBarometer = hasBarometer;
@@ -95,6 +96,18 @@ class SensorStreamTest {
             listener = l;
             registered.put(sensor.getType(), new int[] {samplingPeriodUs, maxReportLatencyUs});
             return true;
+        }
+
+        @Override
+        public boolean flush(SensorEventListener l) {
+            assertEquals(listener, l);
+            flushes++;
+            return true;
+        }
+
+        @Override
+        public void unregisterListener(SensorEventListener l) {
+            registered.clear();
         }
     }
 
@@ -217,7 +230,7 @@ class SensorStreamTest {
         });
         SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, counts, 5_000_000);
         FakeSensorManager manager = new FakeSensorManager(true);
-        stream.register(manager, null);
+        stream.register(manager, new Handler(null));
         assertArrayEquals(new int[] {33_333, 5_000_000}, manager.registered.get(Sensor.TYPE_ACCELEROMETER));
         assertArrayEquals(new int[] {33_333, 5_000_000}, manager.registered.get(Sensor.TYPE_ROTATION_VECTOR));
         assertEquals(null, manager.registered.get(Sensor.TYPE_PRESSURE), "an accelerometer-only model never wakes it");
@@ -314,7 +327,7 @@ class SensorStreamTest {
         assertEquals("with barometer", classifier.config().modelKind());
         SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, new StepCounts(), 5_000_000);
         FakeSensorManager manager = new FakeSensorManager(true);
-        stream.register(manager, null);
+        stream.register(manager, new Handler(null));
         assertArrayEquals(new int[] {100_000, 5_000_000}, manager.registered.get(Sensor.TYPE_PRESSURE));  // 10 Hz
         Log log = new Log(8, 120);
         deliver(manager.listener, log, 5_000_000_000L);
@@ -351,6 +364,34 @@ class SensorStreamTest {
     }
 
     @Test
+    void batchesAreFlushedEveryHalfSecondOnlyWhileAScreenShowsTheCounts() {
+        StepCounts counts = new StepCounts();
+        SensorStream stream = new SensorStream(PipelineConfig.fromJson(CONFIG), "vertical", null, counts, 5_000_000);
+        FakeSensorManager manager = new FakeSensorManager(true);
+        Handler handler = new Handler(null);
+        stream.register(manager, handler);
+        assertEquals(List.of(500L), handler.delays);
+        Runnable check = handler.posted.get(0);
+        check.run();
+        assertEquals(0, manager.flushes, "no screen shows the counts: the batches stay in the hub");
+        assertEquals(2, handler.posted.size(), "the check comes again");
+        StepCounts.Listener screen = (steps, stairSteps) -> { };
+        counts.addListener(screen);
+        check.run();
+        check.run();
+        assertEquals(2, manager.flushes, "a screen shows the counts: every check flushes");
+        counts.removeListener(screen);
+        check.run();
+        assertEquals(2, manager.flushes);
+        stream.unregister(manager);
+        assertTrue(handler.posted.isEmpty() && manager.registered.isEmpty(), "unregistering stops the checks");
+
+        Handler unbatched = new Handler(null);
+        new SensorStream(PipelineConfig.fromJson(CONFIG), "vertical", null, counts, 0).register(manager, unbatched);
+        assertTrue(unbatched.posted.isEmpty(), "events that come at once need no flush");
+    }
+
+    @Test
     void theScreenIsToldWhichModelRuns() {
         StepCounts counts = new StepCounts();
         List<String> shown = new ArrayList<>();
@@ -367,7 +408,7 @@ class SensorStreamTest {
         OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "baro.onnx");
         SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, new StepCounts(), 5_000_000);
         FakeSensorManager manager = new FakeSensorManager(false);
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> stream.register(manager, null));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> stream.register(manager, new Handler(null)));
         assertTrue(e.getMessage().contains("no barometer (Sensor.TYPE_PRESSURE)")
                 && e.getMessage().contains("accelerometer-only model"), e.getMessage());
         assertTrue(manager.registered.isEmpty(), "nothing is registered");
