@@ -1,29 +1,37 @@
 """Stair steps with the barometer beside the accelerometer-only model (issue 24, "Results to show").
 
-Two stair-step models are trained on the same windows of the same simulated people, each walking
-through a building between floors (stairs, lifts, escalators, ramps;
-:func:`stairsense.export.energy.simulated_people`: a person, a placement and a phone barometer of
-its own noise, resolution, offset, drift and door steps drawn per person): ``stairsense train``'s
-recipe (:data:`~stairsense.models.TRAIN_DEFAULTS`) with ``barometer=True`` (``train --barometer``)
-and without. Both run at the shipped file's 30 Hz with ``orientation="vertical"``, what ``auto``
-resolves to on a log without a rotation vector such as IPIN's, so one model serves the simulated
-and the real logs.
+Every model is ``stairsense train``'s recipe (:data:`~stairsense.models.TRAIN_DEFAULTS`) at the
+shipped file's 30 Hz with ``orientation="vertical"`` (what ``auto`` resolves to on a log without a
+rotation vector, such as IPIN's, so one model serves the simulated and the real logs), fitted twice
+on the same windows: with the 5 height features (``train --barometer``) and without. The windows
+come from simulated people walking through a building between floors (stairs, lifts, escalators,
+ramps; :func:`stairsense.export.energy.simulated_people`: a person, a placement and a phone
+barometer of its own noise, resolution, offset, drift and door steps drawn per person) and, as
+:data:`VARIANTS` says, from the real IPIN logs of the trials outside the fold under test:
 
-Figures, both models side by side:
+* ``simulated``: the simulated people only;
+* ``+ IPIN walking``: and the level walking between the first and last way-point, what
+  ``stairsense train SIMULATED ../shared/data/ipin-hand-baro --barometer`` trains on;
+* ``+ IPIN walking and calibration``: and the calibration opening as not stairs, which ``train``
+  cannot do (the loader leaves the opening unlabelled): how much labelling it would buy.
 
-* **Simulated held-out people** (drawn with another seed: nobody trained on them), every placement
-  the simulator has (trouser pocket, jacket pocket, hand, bag): stair-step recall, level walking
-  called stairs (windows labelled WALKING throughout), ramp steps called stairs, stair steps in
-  lift and escalator rides (kept windows touching a ride's samples), and, with the barometer, floors
-  and metres counted by ``replay`` against each walk's truth (the altitude the stair bouts climbed
-  and descended on foot, from the simulator's ``bout_end_altitude_m``, in 3 m floors).
+Figures, each model beside its accelerometer-only twin:
+
+* **Simulated held-out people** (another seed: nobody trained on them), in every placement the
+  simulator has (trouser pocket, jacket pocket, hand, bag): stair-step recall, level walking called
+  stairs (windows labelled WALKING throughout), ramp steps called stairs, stair steps in lift and
+  escalator rides (kept windows touching a ride's samples), and, with the barometer, floors and
+  metres counted by ``replay`` against each walk's truth (the altitude the stair bouts climbed and
+  descended on foot, from the simulator's ``bout_end_altitude_m``, in 3 m floors).
 * **Real barometer, real buildings**: the 40 hand-held single-floor walks of
-  ``../shared/data/ipin-hand-baro`` (never trained on): share of detected steps (kept windows)
-  between the first and last way-point decided STAIR, and stair steps in the calibration opening.
+  ``../shared/data/ipin-hand-baro``, each tested by a model that never saw its trial: share of
+  detected steps (kept windows) between the first and last way-point decided STAIR, and stair steps
+  in the calibration opening.
 * **Decision delay**: for every stair step of the held-out walks, the time from its end (the next
   foot strike, the simulator's truth) to the sample whose ``push`` closes the last kept window
-  overlapping it (the per-sample front end a phone runs; the window rows, step context and height features need
-  nothing later, so this is when the model decides). On a phone the sensor hub's batching adds to it.
+  overlapping it (the per-sample front end a phone runs; the window rows, step context and height
+  features need nothing later, so this is when the model decides). On a phone the sensor hub's
+  batching adds to it.
 * **Logs without pressure**: the accelerometer-only model decides the same on the held-out walks
   with the pressure column removed, window for window.
 
@@ -40,9 +48,9 @@ for _name in ONE_THREAD_VARIABLES:
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -50,17 +58,16 @@ from _common import data_dir, git_commit, load_average, markdown_table, write_re
 
 from stairsense.export.energy import simulated_people  # noqa: E402
 from stairsense.features import STAIR, WindowDataset, window_dataset  # noqa: E402
-from stairsense.models import TRAIN_DEFAULTS, stair_rates  # noqa: E402
+from stairsense.models import FLOOR_M, TRAIN_DEFAULTS, stair_rates  # noqa: E402
 from stairsense.pipeline import replay  # noqa: E402
 from stairsense.stream import Activity, FrontEnd, Resampler, WindowStatus, load_ipin  # noqa: E402
 
-MEASURES = ("stream/", ":!stream/io/", "features/", "models/mkl/", "models/stairstep/", "export/energy/_people.py",
-            "stairsense/pipeline.py")
+MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "export/energy/_people.py",
+            "export/energy/_workload.py", "stairsense/pipeline.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "barometer.md"
 CONFIG = TRAIN_DEFAULTS.config.replace(rate_hz=30, orientation="vertical")
 RIDES = (Activity.LIFT_UP, Activity.LIFT_DOWN, Activity.ESCALATOR_UP, Activity.ESCALATOR_DOWN)
 RAMPS = (Activity.RAMP_UP, Activity.RAMP_DOWN)
-FLOOR_M = 3.0
 KINDS = {True: "with barometer", False: "accelerometer only"}
 VARIANTS = ("simulated", "+ IPIN walking", "+ IPIN walking and calibration")
 
