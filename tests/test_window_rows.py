@@ -198,3 +198,22 @@ def test_window_dataset_is_the_labelled_rows_of_each_log():
     assert ds.n_ambiguous + len(ds) == sum(int(run_front_end(log, config).windows.kept.sum()) for log in logs)
     with pytest.raises(ValueError, match="no per-sample labels"):
         WindowDataset.of_log(run_front_end(dataclasses.replace(logs[0], label=None), config), config)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), seconds=st.floats(8.0, 40.0),
+       config=st.sampled_from([c for c in CONFIGS if not c.barometer]))
+def test_pressure_changes_no_row_of_a_model_without_the_barometer(seed, seconds, config):
+    """Issue 24: a log gives an accelerometer-only model the same windows and features with its
+    pressure column and without it, and a barometer configuration's rows are those rows with the
+    five height features appended."""
+    log = _log(seed, seconds)
+    with_p = window_dataset([log], config)
+    without_p = window_dataset([dataclasses.replace(log, pressure=None)], config)
+    np.testing.assert_array_equal(with_p.X, without_p.X)
+    np.testing.assert_array_equal(with_p.y, without_p.y)
+    np.testing.assert_array_equal(with_p.t_start_ns, without_p.t_start_ns)
+    barometer = window_dataset([log], config.replace(barometer=True)) if config.step_context else None
+    if barometer is not None:
+        np.testing.assert_array_equal(barometer.X[:, :-5], with_p.X)
+        assert barometer.feature_names[:-5] == with_p.feature_names
