@@ -57,7 +57,7 @@ import numpy as np  # noqa: E402
 from _common import data_dir, git_commit, load_average, markdown_table, write_results  # noqa: E402
 
 from stairsense.export.energy import simulated_people  # noqa: E402
-from stairsense.features import STAIR, WindowDataset, window_dataset  # noqa: E402
+from stairsense.features import HEIGHT_NAMES, STAIR, WindowDataset, window_dataset  # noqa: E402
 from stairsense.models import FLOOR_M, TRAIN_DEFAULTS, stair_rates  # noqa: E402
 from stairsense.pipeline import replay  # noqa: E402
 from stairsense.stream import Activity, FrontEnd, Resampler, WindowStatus, load_ipin  # noqa: E402
@@ -107,12 +107,23 @@ class Windows:
 
 
 def windows(config, train, test, ipin) -> Windows:
+    """The barometer configuration's windows of every set (the logs all record air pressure)."""
     ds = window_dataset(ipin, config, keep_unlabelled=True)
     spans = [(log.meta["calibration_ns"], log.meta["walk_ns"]) for log in ipin]
     walk = np.array([spans[j][1][0] <= a and b <= spans[j][1][1]
                      for j, a, b in zip(ds.log_index, ds.t_start_ns, ds.t_end_ns)])
     calibration = np.array([spans[j][0][0] <= a < spans[j][0][1] for j, a in zip(ds.log_index, ds.t_start_ns)])
     return Windows(window_dataset(train, config), window_dataset(test, config), ds, walk, calibration)
+
+
+def without_height(w: Windows) -> Windows:
+    """The accelerometer-only twin's windows: a barometer configuration's rows are its own rows
+    plus the five height features at the end (``tests/test_window_rows.py``), so one front-end pass
+    serves both models and they see the very same windows."""
+    def drop(ds: WindowDataset) -> WindowDataset:
+        return dataclasses.replace(ds, X=ds.X[:, :-len(HEIGHT_NAMES)], feature_names=ds.feature_names[:-len(HEIGHT_NAMES)])
+
+    return dataclasses.replace(w, train=drop(w.train), test=drop(w.test), ipin=drop(w.ipin))
 
 
 def fit_folds(config, w: Windows, variant: str, ipin_folds: list[np.ndarray]) -> list:
@@ -226,9 +237,10 @@ def main(argv=None):
     trials = np.array([log.meta["trial"] for log in ipin])
     ipin_folds = [np.isin(trials, fold) for fold in np.array_split(np.unique(trials), args.folds)]
     results, floors = {}, {}
+    with_height = windows(CONFIG.replace(barometer=True), train, test, ipin)
     for barometer in (True, False):
         config = CONFIG.replace(barometer=barometer)
-        w = windows(config, train, test, ipin)
+        w = with_height if barometer else without_height(with_height)
         for variant in VARIANTS:
             models = fit_folds(config, w, variant, ipin_folds)
             results[variant, barometer] = figures(models, w, test, ipin_folds)
