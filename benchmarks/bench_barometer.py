@@ -57,7 +57,7 @@ import numpy as np  # noqa: E402
 from _common import data_dir, git_commit, load_average, markdown_table, write_results  # noqa: E402
 
 from stairsense.export.energy import simulated_people  # noqa: E402
-from stairsense.features import HEIGHT_NAMES, STAIR, WindowDataset, window_dataset  # noqa: E402
+from stairsense.features import HEIGHT_NAMES, NO_STAIR, STAIR, WindowDataset, window_dataset  # noqa: E402
 from stairsense.models import FLOOR_M, TRAIN_DEFAULTS, stair_rates  # noqa: E402
 from stairsense.pipeline import replay  # noqa: E402
 from stairsense.stream import Activity, FrontEnd, Resampler, WindowStatus, load_ipin  # noqa: E402
@@ -134,11 +134,11 @@ def fit_folds(config, w: Windows, variant: str, ipin_folds: list[np.ndarray]) ->
     models = []
     for held_out in ipin_folds:
         other = ~held_out[w.ipin.log_index]
-        extra = other & w.ipin_walk & (w.ipin.y == 0)
+        extra = other & w.ipin_walk & (w.ipin.y == NO_STAIR)
         if variant == "+ IPIN walking and calibration":
             extra |= other & w.ipin_calibration
         X = np.vstack([w.train.X, w.ipin.X[extra]])
-        y = np.concatenate([w.train.y, np.zeros(int(extra.sum()), dtype=w.train.y.dtype)])
+        y = np.concatenate([w.train.y, np.full(int(extra.sum()), NO_STAIR, dtype=w.train.y.dtype)])
         models.append(TRAIN_DEFAULTS.replace(config=config).fit(X, y, w.train.feature_names))
     return models
 
@@ -157,7 +157,7 @@ def figures(models, w: Windows, test_people, ipin_folds) -> dict:
         ipin_decided[rows] = models[k % len(models)].predict(w.ipin.X[rows]) == STAIR
     rides, ramps = touches(test_people, w.test, RIDES), touches(test_people, w.test, RAMPS)
     walk, calibration = w.ipin_walk, w.ipin_calibration
-    per_log = [ipin_decided[walk & (w.ipin.log_index == j)].mean() for j in range(len(ipin_folds[0]))]
+    per_log = [ipin_decided[walk & (w.ipin.log_index == j)].mean() for j in range(ipin_folds[0].size)]  # every log is in each fold mask
     return {**stair_rates(decided, w.test.y, w.test.activity), "decided": decided,
             "ride_windows": int(rides.sum()), "ride_stairs": int(np.sum(decided[rides] == STAIR)),
             "ramp_windows": int(ramps.sum()), "ramp_stairs": int(np.sum(decided[ramps] == STAIR)),
