@@ -121,23 +121,36 @@ def test_noise_is_the_configured_size(noisy_log):
     assert residual.var(axis=0).sum() == pytest.approx(expected, rel=0.05)
 
 
-def test_gyroscope_integrates_to_the_orientation_change(ideal_log):
-    """Integrating ω (midpoint rule, scipy) over 3 s segments lands on the recorded orientation."""
-    rot = Rotation.from_quat(ideal_log.rotvec)
-    dt = np.diff(ideal_log.t_ns) / 1e9
-    omega_mid = 0.5 * (ideal_log.gyro[1:] + ideal_log.gyro[:-1])
-    seg = 300  # 3 s at 100 Hz
+def _gyro_drift_deg(log, seconds=3.0):
+    """Per segment of ``seconds``: the angle (°) between the recorded orientation at its end and the
+    one at its start turned by the integrated ω (midpoint rule, scipy)."""
+    rot = Rotation.from_quat(log.rotvec)
+    dt = np.diff(log.t_ns) / 1e9
+    omega_mid = 0.5 * (log.gyro[1:] + log.gyro[:-1])
+    seg = int(round(seconds * log.meta["rate_hz"]))
     errors = []
-    for start in range(0, len(ideal_log) - seg, seg):
+    for start in range(0, len(log) - seg, seg):
         r = rot[start]
         for k in range(start, start + seg):
             r = r * Rotation.from_rotvec(omega_mid[k] * dt[k])
         errors.append(np.degrees((r.inv() * rot[start + seg]).magnitude()))
-    assert len(ideal_log.meta["reorientations"]) >= 3
-    # The midpoint rule is O(dt²) on smooth motion; the largest errors sit on the kinks of the gait
-    # (foot strikes) and on re-pocketing flips of up to ~9 rad/s.
-    assert max(errors) < 0.5, f"integrated gyro drifts {max(errors):.3f}° from the rotation vector"
-    assert np.median(errors) < 0.02, f"median drift {np.median(errors):.4f}° over 3 s"
+    return np.array(errors)
+
+
+@pytest.mark.parametrize("placement", sorted(_sim_device.PLACEMENTS))
+def test_gyroscope_integrates_to_the_orientation_change(placement):
+    """Integrating ω over 3 s segments lands on the recorded orientation, up to the integration's own
+    error: the midpoint rule is O(dt²) on smooth motion, but ω jumps at the kinks of the gait (foot
+    strikes where the step period changes) and at re-pocketing, an O(dt) error there, so doubling the
+    rate halves the worst segment's drift (measured: 0.29–1.21° at 100 Hz, 0.15–0.64° at 200 Hz)."""
+    drift = {}
+    for rate_hz in (100, 200):
+        log = simulate(schedule=ROUTE * 2, rate_hz=rate_hz, seed=11, sensors=IDEAL, reorient_per_hour=240,
+                       placement=placement)
+        drift[rate_hz] = _gyro_drift_deg(log)
+    assert len(log.meta["reorientations"]) >= 3
+    assert drift[100].max() < 1.5 and np.median(drift[100]) < 0.02, f"drift {drift[100].max():.3f}° over 3 s"
+    assert drift[200].max() < 0.6 * drift[100].max(), "the drift must shrink with the step: integration error"
 
 
 def test_still_phone_reads_gravity_along_the_placement_attitude():
@@ -412,6 +425,11 @@ def test_horizontal_acceleration_integrates_to_the_turning_velocity():
         ("hand", lambda up: np.allclose(np.median(up, axis=0), [0, np.sin(0.61), np.cos(0.61)], atol=0.1)),
         # Loose in a bag, any attitude: "up" is uniform on the sphere, mean ≈ 0.
         ("bag", lambda up: np.linalg.norm(up.mean(axis=0)) < 0.1),
+        # On a belt or an armband the phone stands upright (+y up); a watch's 3 o'clock edge (+x)
+        # points down the hanging arm.
+        ("waist", lambda up: np.median(np.abs(up[:, 1])) > 0.85),
+        ("armband", lambda up: np.median(up[:, 1]) > 0.9),
+        ("wrist", lambda up: np.median(up[:, 0]) < -0.9),
     ],
 )
 def test_placement_attitudes_put_gravity_where_the_phone_lies(placement, check):
@@ -423,3 +441,66 @@ def test_placement_attitudes_put_gravity_where_the_phone_lies(placement, check):
         assert 0.45 < np.mean(up_in_device[:, 1] > 0) < 0.55
         facing = Rotation.from_quat(attitudes).apply([0.0, 0.0, 1.0])[:, 1]  # screen normal · forward
         assert 0.45 < np.mean(facing > 0) < 0.55
+
+
+@pytest.mark.parametrize("placement", [p for p, kind in _sim_device.PLACEMENTS.items() if kind.swing_lever_m > 0])
+def test_swinging_arm_acceleration_is_the_second_derivative_of_its_position(placement):
+    """Oracle: the pendulum's position R_z(ψ)·L·(0, sin θ, −cos θ), θ = the swing's pitch, differentiated
+    twice numerically (central differences at 1 ms), on a walk that turns and climbs stairs."""
+    gait = _sim_gait.GaitTimeline([(WALK, 20.0), (UP, 8.0)], Person(), np.random.default_rng(4))
+    device = _sim_device.DeviceTimeline(gait, placement, 0.0, np.random.default_rng(5))
+    lever, pitch = _sim_device.PLACEMENTS[placement].swing_lever_m, _sim_device.PLACEMENTS[placement].wobble_rad[0]
+
+    def position(t):
+        wave, _, _, kind = gait.stride_wave(t)
+        theta = _sim_device._WOBBLE_SCALE[kind] * pitch * wave
+        psi = gait.heading(t)
+        forward = lever * np.sin(theta)
+        return np.stack([-np.sin(psi) * forward, np.cos(psi) * forward, -lever * np.cos(theta)], axis=1)
+
+    h = 1e-3
+    t = np.linspace(0.5, 27.5, 4001)
+    # Central differences are exact only away from the foot strikes, where the swing rate may jump.
+    k, phase, moving = gait.gait_phase(t)
+    inside = moving & (phase * gait.step_period[k] > 2 * h) & ((1 - phase) * gait.step_period[k] > 2 * h)
+    numeric = (position(t + h) - 2 * position(t) + position(t - h)) / h**2
+    modelled = device._swing_acceleration(t)
+    assert np.abs(modelled[inside]).max() > 1.0, "the arm must swing for this test to mean anything"
+    assert np.abs(np.diff(gait.heading(t))).sum() > 0.5, "and the body must turn"
+    np.testing.assert_allclose(modelled[inside], numeric[inside], atol=2e-3)
+
+
+def test_trunk_placements_add_no_pendulum():
+    gait = _sim_gait.GaitTimeline([(WALK, 5.0)], Person(), np.random.default_rng(0))
+    t = np.linspace(0.0, 5.0, 500)
+    for placement, kind in _sim_device.PLACEMENTS.items():
+        device = _sim_device.DeviceTimeline(gait, placement, 0.0, np.random.default_rng(1))
+        body = gait.body_acceleration(t, oscillation_gain=kind.acc_gain)
+        assert np.array_equal(device.acceleration(t), body) == (kind.swing_lever_m == 0), placement
+
+
+@pytest.mark.parametrize(
+    "placement, real_sets",
+    [("wrist", ("weda-wrist/D01/*_accel.csv.gz", "geotec-pocket-wrist/DATA/s*/*_sw.csv.gz")),
+     ("trouser_pocket", ("mobifall-pocket/sub*/ADL/WAL/*_acc_*.txt.gz", "geotec-pocket-wrist/DATA/s*/*_sp.csv.gz"))],
+)
+def test_simulated_placement_shakes_like_real_recordings(data_dir, placement, real_sets):
+    """Level walking: the spread (standard deviation) of |accelerometer| is within 1.5× of the real
+    recordings' in the same placement, on other people's devices (median over about a dozen
+    recordings spread over each set's people). Measured: the simulated wrist 1.7 m/s² against 1.65
+    (WEDA-FALL) and 1.99 (GeoTecINIT watches); the simulated trouser pocket is calmer than the real
+    ones, 2.1 against 2.78 (MobiFall) and 2.87 (GeoTecINIT phones)."""
+    from stairsense.stream import load_placement_recording
+
+    def spread(log):
+        magnitude = np.linalg.norm(log.acc, axis=1)
+        return float(magnitude[log.label == WALK].std())
+
+    simulated = np.median([spread(simulate(schedule=[(WALK, 60.0)], seed=seed, placement=placement, rate_hz=50))
+                           for seed in range(4)])
+    for pattern in real_sets:
+        files = sorted(p for p in data_dir.glob(pattern) if "vertical" not in p.name)
+        files = files[:: max(1, len(files) // 12)]
+        assert files, f"no recordings match {pattern}"
+        real = np.median([spread(load_placement_recording(p)) for p in files])
+        assert real / 1.5 < simulated < real * 1.5, f"{placement}: simulated {simulated:.2f}, {pattern} {real:.2f} m/s²"

@@ -15,9 +15,9 @@ from ..lazy import lazy_exports as _lazy_exports
 __getattr__, __dir__ = _lazy_exports(__name__, {
     "._simulate": ("simulate", "simulate_chunks"),
     "._gait": ("Person",),
-    "._device": ("SensorModel",),
+    "._device": ("PLACEMENTS", "SensorModel"),
     "._barometer": ("Barometer",),
     "._building": ("building_walk",),
 })
 
-__all__ = ["simulate", "simulate_chunks", "Person", "SensorModel", "Barometer", "building_walk"]
+__all__ = ["simulate", "simulate_chunks", "Person", "PLACEMENTS", "SensorModel", "Barometer", "building_walk"]

@@ -38,18 +38,38 @@ class _PlacementKind:
     attitude_spread: float | None
     # Whether the phone goes in either way up and either face out (pockets: yes; a hand: no).
     flips: bool
+    # Distance (m) from the joint the phone swings about to the phone, for a swinging arm: the
+    # swing's pitch (the first wobble axis) moves the phone on a pendulum of this length, whose
+    # acceleration DeviceTimeline.acceleration adds. 0: the phone rides on the trunk or thigh, where
+    # the swing's acceleration is part of the gait's, scaled by acc_gain.
+    swing_lever_m: float = 0.0
 
 
 # A trouser pocket rides on the thigh: it pitches with hip flexion (±15–20° in level walking) and
 # sees larger accelerations than the trunk; the phone stands on its end (device y along the body's
 # vertical), screen facing forward or back, either end up. A jacket pocket holds it the same way on
-# the trunk, with little swing. A hand holds it screen up, top edge raised ~35° for reading, the arm
-# damping the impacts. In a bag it lies any way at all.
+# the trunk, with little swing, and a belt clip or waist pouch on the hip (UCI HAPT's placement)
+# with a little more. A hand holds it screen up, top edge raised ~35° for reading, the arm damping
+# the impacts. In a bag it lies any way at all.
+#
+# On a swinging arm the phone is a pendulum hung from the shoulder. The arm swings ±15–25° at the
+# shoulder in level walking (Collins et al. 2009; Meyns et al. 2013) and the forearm a little more
+# (the elbow flexes), so a wrist 0.6 m from the shoulder swings about ±0.3 rad and an armband
+# 0.2 m down the upper arm about ±0.25 rad; tests/test_simulate.py holds the wrist's acceleration to
+# the real watches' of WEDA-FALL and GeoTecINIT. An armband holds the phone upright on the arm's outside,
+# screen out (device x → body forward, y → up, z → right: 120° about (1, 1, 1)); a watch on the
+# wrist has its 3 o'clock edge (device x) towards the fingers, pointing down the hanging arm, 12
+# o'clock forward and the face out (a quarter turn about body y). The arm swings on stairs as the
+# leg does (_WOBBLE_SCALE): a simplification, since people also hold the handrail.
 _UPRIGHT = (np.pi / 2, 0.0, 0.0)  # about body x: device y → body up, screen normal → body back
+_ARMBAND = tuple(2.0 * np.pi / 3.0 / np.sqrt(3.0) * np.ones(3))
 PLACEMENTS = {
     "trouser_pocket": _PlacementKind((0.28, 0.06, 0.08), 1.3, _UPRIGHT, 0.25, True),
     "jacket_pocket": _PlacementKind((0.06, 0.04, 0.05), 1.0, _UPRIGHT, 0.3, True),
+    "waist": _PlacementKind((0.08, 0.05, 0.06), 1.1, _UPRIGHT, 0.25, True),
     "hand": _PlacementKind((0.05, 0.05, 0.03), 0.8, (np.radians(35.0), 0.0, 0.0), 0.2, False),
+    "armband": _PlacementKind((0.25, 0.05, 0.05), 0.9, _ARMBAND, 0.2, False, swing_lever_m=0.2),
+    "wrist": _PlacementKind((0.3, 0.08, 0.08), 0.8, (0.0, np.pi / 2, 0.0), 0.2, False, swing_lever_m=0.6),
     "bag": _PlacementKind((0.08, 0.08, 0.06), 0.9, (0.0, 0.0, 0.0), None, False),
 }
 
@@ -271,7 +291,7 @@ class DeviceTimeline:
             placement[inside] = quat_multiply(self.attitudes[ji], turn)
             turn_rate = _smoothstep_rate(si) / self.change_duration[ji]
             placement_rate[inside] = turn_rate[:, None] * self._change_rotvec[ji]
-        wave, wave_rate, kind = self.gait.stride_wave(t)
+        wave, wave_rate, _, kind = self.gait.stride_wave(t)
         amplitude = _WOBBLE_SCALE[kind][:, None] * np.asarray(self._kind.wobble_rad)[None]
         swing_then_placement = quat_multiply(quat_from_rotvec(wave[:, None] * amplitude), placement)
         half_heading = 0.5 * self.gait.heading(t)
@@ -287,9 +307,12 @@ class DeviceTimeline:
         return quat_multiply(heading, swing_then_placement), omega
 
     def acceleration(self, t: np.ndarray) -> np.ndarray:
-        """Phone acceleration in ENU without gravity, m/s²: the body's gait plus re-pocketing lifts."""
+        """Phone acceleration in ENU without gravity, m/s²: the body's gait, a swinging arm's
+        pendulum and re-pocketing lifts."""
         t = np.asarray(t, dtype=float)
         acc = self.gait.body_acceleration(t, oscillation_gain=self._kind.acc_gain)
+        if self._kind.swing_lever_m > 0.0:
+            acc += self._swing_acceleration(t)
         j, s = self._change_progress(t)
         inside = (j >= 0) & (s > 0.0) & (s < 1.0)
         if np.any(inside):
@@ -300,3 +323,29 @@ class DeviceTimeline:
             amp = 2.0 * np.pi**2 * self._lift_m[jc] / self.change_duration[jc] ** 2
             acc[:, 2] += np.where(inside, amp * (np.cos(2 * np.pi * s) - np.cos(4 * np.pi * s)), 0.0)
         return acc
+
+    def _swing_acceleration(self, t: np.ndarray) -> np.ndarray:
+        """ENU acceleration of a phone on a pendulum of length L hung from the walking body.
+
+        In body axes (right, forward, up) the phone sits at p = L·(0, sin θ, −cos θ) from the
+        pivot, θ = the swing's pitch. The body turns by ψ about the vertical, so the ENU position is
+        R_z(ψ)·p and its second derivative is R_z(ψ)·(p̈ + 2ψ̇ ẑ×ṗ + ψ̈ ẑ×p + ψ̇² ẑ×(ẑ×p)); the
+        pivot's own motion is the gait's (:meth:`GaitTimeline.body_acceleration`).
+        """
+        wave, wave_rate, wave_acc, kind = self.gait.stride_wave(t)
+        amplitude = _WOBBLE_SCALE[kind] * self._kind.wobble_rad[0]
+        theta, theta_rate, theta_acc = amplitude * wave, amplitude * wave_rate, amplitude * wave_acc
+        lever = self._kind.swing_lever_m
+        sin_t, cos_t = np.sin(theta), np.cos(theta)
+        p_forward = lever * sin_t
+        v_forward = lever * theta_rate * cos_t
+        a_forward = lever * (theta_acc * cos_t - theta_rate**2 * sin_t)
+        a_up = lever * (theta_acc * sin_t + theta_rate**2 * cos_t)
+        psi_rate, psi_acc = self.gait.heading_rate(t), self.gait.heading_acceleration(t)
+        # ẑ×(x, y, 0) = (−y, x, 0): with p and ṗ along forward, the turn's terms are a Coriolis and
+        # an Euler term along −right and the centripetal term along −forward.
+        right = -2.0 * psi_rate * v_forward - psi_acc * p_forward
+        forward = a_forward - psi_rate**2 * p_forward
+        psi = self.gait.heading(t)
+        sin_psi, cos_psi = np.sin(psi), np.cos(psi)
+        return np.stack([-sin_psi * forward + cos_psi * right, cos_psi * forward + sin_psi * right, a_up], axis=1)

@@ -285,7 +285,7 @@ def simulate(
         for walks between floors. Excludes ``minutes``.
     person : Person, optional
         Gait parameters; drawn from the seed when omitted.
-    placement : {"trouser_pocket", "jacket_pocket", "hand", "bag"}, optional
+    placement : {"trouser_pocket", "jacket_pocket", "waist", "hand", "armband", "wrist", "bag"}, optional
         Where the phone is carried; drawn from the seed when omitted.
     sensors : SensorModel, optional
         Noise, biases, timestamp jitter and drops; ``SensorModel.ideal()`` switches them off.
