@@ -4,6 +4,10 @@ from __future__ import annotations
 from ._cli_common import check_files, emit, log_output_path
 from ._cli_types import MAX_SIMULATED_MINUTES, between, positive, seed_arg
 
+# The simulator's placements (stairsense.stream.simulate.PLACEMENTS, which would load NumPy into every
+# --help; tests/test_cli_simulate.py keeps the two the same).
+SIMULATED_PLACEMENTS = ("trouser_pocket", "jacket_pocket", "waist", "hand", "armband", "wrist", "bag")
+
 
 def cmd_simulate(args) -> int:
     from collections import Counter
@@ -25,7 +29,7 @@ def cmd_simulate(args) -> int:
     else:
         length = dict(minutes=10.0 if args.minutes is None else args.minutes)
     barometer = None if args.barometer is None else Barometer(rate_hz=args.barometer)
-    seen = {"samples": 0, "first_ns": None, "last_ns": None, "steps": Counter()}
+    seen = {"samples": 0, "first_ns": None, "last_ns": None, "steps": Counter(), "placement": args.placement}
 
     def counted(chunks):
         """The chunks, counted on their way to the file: one chunk in memory at a time."""
@@ -35,18 +39,20 @@ def cmd_simulate(args) -> int:
                 seen["first_ns"] = chunk.t_ns[0] if seen["first_ns"] is None else seen["first_ns"]
                 seen["last_ns"] = chunk.t_ns[-1]
             seen["steps"].update(chunk.steps.kind.tolist())
+            seen["placement"] = chunk.meta["placement"]
             yield chunk
 
-    chunks = simulate_chunks(**length, rate_hz=args.rate, seed=args.seed, barometer=barometer)
+    chunks = simulate_chunks(**length, rate_hz=args.rate, seed=args.seed, placement=args.placement, barometer=barometer)
     path = write_log_chunks(counted(chunks), out)
     samples = seen["samples"]
     duration_s = float(seen["last_ns"] - seen["first_ns"]) / 1e9 if samples > 1 else 0.0  # as SensorLog.duration_s
     steps = {Activity(k).name.lower(): n for k, n in sorted(seen["steps"].items())}
     payload = {"out": str(path), "samples": samples, "duration_s": duration_s, "rate_hz": args.rate,
-               "seed": args.seed, "scenario": args.scenario, "barometer_hz": args.barometer, "steps": steps}
+               "seed": args.seed, "scenario": args.scenario, "placement": seen["placement"], "barometer_hz": args.barometer,
+               "steps": steps}
     pressure = "" if args.barometer is None else f", pressure at {args.barometer:g} Hz"
     emit(args, payload, f"wrote {path}: {samples} samples, {duration_s / 60:.1f} min at {args.rate:g} Hz{pressure}, "
-                         f"steps {steps}")
+                         f"{seen['placement']}, steps {steps}")
     return 0
 
 
@@ -64,6 +70,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--barometer", type=between(float, 1, 25, why=" Hz (phone barometers)"), default=None, metavar="HZ",
                    help="add air pressure (column p, hPa) from a phone barometer read at 1-25 Hz: noise, offset, "
                         "rounding, weather drift, doors and warming (default: no pressure)")
+    p.add_argument("--placement", choices=SIMULATED_PLACEMENTS, default=None,
+                   help="where the phone is carried (default: drawn from the seed)")
     p.add_argument("--rate", type=between(float, 20, 200, why=" Hz (phone motion sensors)"), default=50.0, metavar="HZ",
                    help="sampling rate, 20-200 Hz (default 50)")
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed; the same seed gives the same log (default 0)")

@@ -37,6 +37,22 @@ def test_simulate_a_building_walk_with_a_barometer(tmp_path, capsys):
     assert "drop --minutes" in capsys.readouterr().err
 
 
+def test_simulate_places_the_phone_where_asked(tmp_path, capsys):
+    from stairsense._cli_simulate import SIMULATED_PLACEMENTS
+    from stairsense.stream import read_log
+    from stairsense.stream.simulate import PLACEMENTS
+
+    assert sorted(SIMULATED_PLACEMENTS) == sorted(PLACEMENTS)
+    out = tmp_path / "wrist.csv.gz"
+    capsys.readouterr()
+    assert main(["simulate", "--minutes", "0.5", "--placement", "wrist", "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["placement"] == "wrist"
+    assert read_log(out).meta["placement"] == "wrist"
+    with pytest.raises(SystemExit):
+        main(["simulate", "--minutes", "0.5", "--placement", "head", "--out", str(tmp_path / "x.csv")])
+    assert "invalid choice: 'head'" in capsys.readouterr().err
+
+
 def test_replay_plot_writes_png(sim_log, tmp_path):
     out = tmp_path / "r.png"
     assert main(["replay", str(sim_log), "--plot", str(out)]) == 0
