@@ -48,7 +48,13 @@ the plain counter's steps whose nearest fixed window (by centre) the forest deci
 Both models train on at most ``--max-train`` windows per fold, drawn without replacement in
 proportion to each (set, class) stratum, so every set keeps its share of the union.
 
-Writes ``benchmarks/results/placements.md`` (``--quick`` or ``--variant``: a page in ``benchmarks/out/``).
+Research, ``--smooth N`` (odd): each log's held-out decisions in time order, every one replaced by
+the majority of the N windows centred on it (a window without N − 1 neighbours in its log keeps its
+own), as a counter deciding each step (N − 1)/2 steps late would count them: stairs come in flights,
+a false stair step in level walking mostly alone. Not what ``replay`` or the phone do today.
+
+Writes ``benchmarks/results/placements.md`` (``--quick``, ``--variant`` or ``--smooth``: a page in
+``benchmarks/out/``).
 """
 from __future__ import annotations
 
@@ -383,6 +389,19 @@ def trial_counts(run: Run, ours: Table, peer: Table, recordings: list[Recording]
     return {k: np.array(v) for k, v in out.items()}
 
 
+def smoothed(decided: np.ndarray, log: np.ndarray, width: int) -> np.ndarray:
+    """``decided`` (−1 where not tested) with each tested window's decision replaced by the majority
+    of the ``width`` consecutive tested windows of its log centred on it (module docstring)."""
+    out = decided.copy()
+    half = width // 2
+    for g in np.unique(log):
+        rows = np.flatnonzero((log == g) & (decided >= 0))
+        votes = decided[rows]
+        for i in range(half, rows.size - half):
+            out[rows[i]] = int(2 * votes[i - half:i + half + 1].sum() > width)
+    return out
+
+
 def within(counts: np.ndarray) -> float:
     return float(np.mean(np.abs(counts - MOBIFALL_STAIRS_PER_TRIAL) <= TRIAL_TOLERANCE)) if counts.size else float("nan")
 
@@ -450,7 +469,12 @@ def main(argv=None):
                         help="measure a variant of the shipped recipe: fields of its PipelineConfig (orientation=vertical, "
                              "step_context=0, rate_hz=30, ...) or of TrainRecipe (k=79, invariant=true, lam=0.1, ...), "
                              "values as JSON or plain strings; writes benchmarks/out/placements_<variant>.md")
+    parser.add_argument("--smooth", type=int, default=1, metavar="N",
+                        help="research: each log's decisions by majority over N consecutive step windows (odd; "
+                             "module docstring); writes benchmarks/out/placements_smooth-N.md")
     args = parser.parse_args(argv)
+    if args.smooth < 1 or args.smooth % 2 == 0:
+        raise SystemExit(f"--smooth {args.smooth}: an odd number of windows >= 1, e.g. 3")
     if args.quick:
         args.folds, args.max_train, args.trees = 2, 2000, 50
     wall0, cpu0, load_before = time.perf_counter(), time.process_time(), load_average()
@@ -469,13 +493,17 @@ def main(argv=None):
     for name, folds in (("leave-subjects-out", lso_folds), ("leave-one-set-out", loso_folds)):
         runs[name] = run_protocol(name, folds, ours, peer, train, feature_names, args.max_train, args.seed,
                                   args.trees)
+        if args.smooth > 1:
+            runs[name].ours = smoothed(runs[name].ours, ours.log, args.smooth)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
 
     keys = row_keys(ours)
     cmd = (f".venv/bin/python benchmarks/bench_placements.py --folds {args.folds} "
            f"--max-train {args.max_train} --seed {args.seed} --trees {args.trees}"
-           + (f" --variant {' '.join(args.variant)}" if args.variant else ""))
-    title = "The shipped stair-step model" if not args.variant else f"A variant ({', '.join(args.variant)})"
+           + (f" --variant {' '.join(args.variant)}" if args.variant else "")
+           + (f" --smooth {args.smooth}" if args.smooth > 1 else ""))
+    changes = args.variant + ([f"decisions smoothed over {args.smooth} windows"] if args.smooth > 1 else [])
+    title = "The shipped stair-step model" if not changes else f"A variant ({', '.join(changes)})"
     lines = [f"# {title} in every placement (issue 23)", "",
              f"Command: `{cmd}` at commit `{git_commit(ROOT)}`. Took {wall / 60:.1f} min wall clock and "
              f"{cpu / 60:.1f} CPU-min (one thread per pool; the front end, {len(lso_folds) + len(loso_folds)} "
@@ -521,7 +549,8 @@ def main(argv=None):
                                                     for k in missed) or "none") + ".",
               "Not measured here: the exported file's parity (`bench_robustness.py`, `bench_export.py`) and the "
               "Oxford step-count errors (`bench_step_detection.py`).", ""]
-    scratch = "_".join((["quick"] if args.quick else []) + [v.replace("=", "-") for v in args.variant])
+    scratch = "_".join((["quick"] if args.quick else []) + [v.replace("=", "-") for v in args.variant]
+                       + ([f"smooth-{args.smooth}"] if args.smooth > 1 else []))
     out = (ROOT / "benchmarks" / "out" / f"placements_{scratch}.md") if scratch else \
         (ROOT / "benchmarks" / "results" / "placements.md")
     out.parent.mkdir(parents=True, exist_ok=True)
