@@ -5,7 +5,7 @@ from ._cli_common import check_files, emit, log_output_path
 from ._cli_types import MAX_SIMULATED_MINUTES, between, positive, seed_arg
 
 # The simulator's placements (stairsense.stream.simulate.PLACEMENTS, which would load NumPy into every
-# --help; tests/test_cli_simulate.py keeps the two the same).
+# --help; tests/test_cli.py keeps the two the same).
 SIMULATED_PLACEMENTS = ("trouser_pocket", "jacket_pocket", "waist", "hand", "armband", "wrist", "bag")
 
 
