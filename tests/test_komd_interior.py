@@ -35,7 +35,9 @@ def qp_oracle(X, y, lam):
                    for m in (positive, ~positive)]
     result = minimize(objective, start, jac=True, method="SLSQP", bounds=[(0, None)] * len(y),
                       constraints=constraints, options={"ftol": 1e-15, "maxiter": 2000})
-    assert result.success, result.message
+    # Status 8 ("positive directional derivative for linesearch"): no descent left at ftol 1e-15, the
+    # precision limit; seeds 39 and 765 end there at the optimum (the comparisons below check it).
+    assert result.success or result.status == 8, result.message
     return result.x, result.fun
 
 
