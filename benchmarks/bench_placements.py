@@ -48,12 +48,13 @@ the plain counter's steps whose nearest fixed window (by centre) the forest deci
 Both models train on at most ``--max-train`` windows per fold, drawn without replacement in
 proportion to each (set, class) stratum, so every set keeps its share of the union.
 
-Research, ``--smooth N`` (odd): each log's held-out decisions in time order, every one replaced by
-the majority of the N windows centred on it (a window without N − 1 neighbours in its log keeps its
-own), as a counter deciding each step (N − 1)/2 steps late would count them: stairs come in flights,
-a false stair step in level walking mostly alone. Not what ``replay`` or the phone do today.
+Our decisions are those ``replay`` counts: each log's, in time order, voted over the recipe's
+``vote_steps`` consecutive windows of a run (``stairsense.models.StepVote``). The vote runs over
+the windows scored here, so a window straddling a stair boundary (ambiguous, left out) is left out
+of it too, where the phone would count its vote. ``--variant vote_steps=1`` measures the model
+deciding every step alone.
 
-Writes ``benchmarks/results/placements.md`` (``--quick``, ``--variant`` or ``--smooth``: a page in
+Writes ``benchmarks/results/placements.md`` (``--quick`` or ``--variant``: a page in
 ``benchmarks/out/``).
 """
 from __future__ import annotations
@@ -75,7 +76,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import data_dir, git_commit, load_average, markdown_table, write_results  # noqa: E402
+from _common import data_dir, git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
 from _plain_counter import PlainCounter  # noqa: E402
 from bench_robustness import _fixed_window_features  # noqa: E402
 from sklearn.ensemble import RandomForestClassifier  # noqa: E402
@@ -127,6 +128,8 @@ class Table:
     calibration: np.ndarray  # IPIN's calibration opening: test-only
     X_gyro: np.ndarray | None = None  # the peer's acc + gyro features (NaN rows where no gyroscope)
     centre_ns: np.ndarray | None = None  # the peer's window centres (to place plain-counter steps)
+    t_start_ns: np.ndarray | None = None  # our step windows' times (for the vote)
+    t_end_ns: np.ndarray | None = None
 
     @property
     def trainable(self) -> np.ndarray:
@@ -183,7 +186,8 @@ def load_sets(train: TrainRecipe, progress: bool) -> tuple[Table, list[Recording
         rec = [recordings[offset + i] for i in li]
         parts.append(Table(ds.X[keep], y.astype(int), ds.direction[keep], np.full(li.size, set_name, object),
                            np.array([r.placement for r in rec], object), np.array([r.subject for r in rec], object),
-                           li + offset, ds.activity[keep] == int(Activity.WALKING), calibration[keep]))
+                           li + offset, ds.activity[keep] == int(Activity.WALKING), calibration[keep],
+                           t_start_ns=ds.t_start_ns[keep], t_end_ns=ds.t_end_ns[keep]))
         info[set_name] = {"logs": len(logs), "windows": int(np.sum(ds.y != AMBIGUOUS)),
                           "stair": int(np.sum(ds.y == STAIR)), "ambiguous": ds.n_ambiguous,
                           "rejected": ds.n_rejected, "orientation": methods,
@@ -389,19 +393,6 @@ def trial_counts(run: Run, ours: Table, peer: Table, recordings: list[Recording]
     return {k: np.array(v) for k, v in out.items()}
 
 
-def smoothed(decided: np.ndarray, log: np.ndarray, width: int) -> np.ndarray:
-    """``decided`` (−1 where not tested) with each tested window's decision replaced by the majority
-    of the ``width`` consecutive tested windows of its log centred on it (module docstring)."""
-    out = decided.copy()
-    half = width // 2
-    for g in np.unique(log):
-        rows = np.flatnonzero((log == g) & (decided >= 0))
-        votes = decided[rows]
-        for i in range(half, rows.size - half):
-            out[rows[i]] = int(2 * votes[i - half:i + half + 1].sum() > width)
-    return out
-
-
 def within(counts: np.ndarray) -> float:
     return float(np.mean(np.abs(counts - MOBIFALL_STAIRS_PER_TRIAL) <= TRIAL_TOLERANCE)) if counts.size else float("nan")
 
@@ -469,12 +460,7 @@ def main(argv=None):
                         help="measure a variant of the shipped recipe: fields of its PipelineConfig (orientation=vertical, "
                              "step_context=0, rate_hz=30, ...) or of TrainRecipe (k=79, invariant=true, lam=0.1, ...), "
                              "values as JSON or plain strings; writes benchmarks/out/placements_<variant>.md")
-    parser.add_argument("--smooth", type=int, default=1, metavar="N",
-                        help="research: each log's decisions by majority over N consecutive step windows (odd; "
-                             "module docstring); writes benchmarks/out/placements_smooth-N.md")
     args = parser.parse_args(argv)
-    if args.smooth < 1 or args.smooth % 2 == 0:
-        raise SystemExit(f"--smooth {args.smooth}: an odd number of windows >= 1, e.g. 3")
     if args.quick:
         args.folds, args.max_train, args.trees = 2, 2000, 50
     wall0, cpu0, load_before = time.perf_counter(), time.process_time(), load_average()
@@ -493,16 +479,16 @@ def main(argv=None):
     for name, folds in (("leave-subjects-out", lso_folds), ("leave-one-set-out", loso_folds)):
         runs[name] = run_protocol(name, folds, ours, peer, train, feature_names, args.max_train, args.seed,
                                   args.trees)
-        if args.smooth > 1:
-            runs[name].ours = smoothed(runs[name].ours, ours.log, args.smooth)
+        tested = runs[name].ours >= 0
+        runs[name].ours[tested] = vote_per_log(runs[name].ours[tested], ours.log[tested], ours.t_start_ns[tested],
+                                               ours.t_end_ns[tested], train.config)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
 
     keys = row_keys(ours)
     cmd = (f".venv/bin/python benchmarks/bench_placements.py --folds {args.folds} "
            f"--max-train {args.max_train} --seed {args.seed} --trees {args.trees}"
-           + (f" --variant {' '.join(args.variant)}" if args.variant else "")
-           + (f" --smooth {args.smooth}" if args.smooth > 1 else ""))
-    changes = args.variant + ([f"decisions smoothed over {args.smooth} windows"] if args.smooth > 1 else [])
+           + (f" --variant {' '.join(args.variant)}" if args.variant else ""))
+    changes = args.variant
     title = "The shipped stair-step model" if not changes else f"A variant ({', '.join(changes)})"
     lines = [f"# {title} in every placement (issue 23)", "",
              f"Command: `{cmd}` at commit `{git_commit(ROOT)}`. Took {wall / 60:.1f} min wall clock and "
@@ -549,8 +535,7 @@ def main(argv=None):
                                                     for k in missed) or "none") + ".",
               "Not measured here: the exported file's parity (`bench_robustness.py`, `bench_export.py`) and the "
               "Oxford step-count errors (`bench_step_detection.py`).", ""]
-    scratch = "_".join((["quick"] if args.quick else []) + [v.replace("=", "-") for v in args.variant]
-                       + ([f"smooth-{args.smooth}"] if args.smooth > 1 else []))
+    scratch = "_".join((["quick"] if args.quick else []) + [v.replace("=", "-") for v in args.variant])
     out = (ROOT / "benchmarks" / "out" / f"placements_{scratch}.md") if scratch else \
         (ROOT / "benchmarks" / "results" / "placements.md")
     out.parent.mkdir(parents=True, exist_ok=True)

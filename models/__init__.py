@@ -24,7 +24,8 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     ".stairstep": ("CLASSIFIERS", "PROTOCOLS", "CVResult", "ModelFileError", "StairstepModel", "default_grid",
                    "evaluate_protocol", "load_model", "make_classifier", "make_stairstep_pipeline",
                    "read_model_header", "save_model", "stair_counts", "stair_rates", "stair_scores",
-                   "upgrade_model_file", "TRAIN_DEFAULTS", "TrainRecipe", "ClimbCounter", "FLOOR_M"),
+                   "upgrade_model_file", "TRAIN_DEFAULTS", "TrainRecipe", "ClimbCounter", "FLOOR_M", "StepVote",
+                   "vote_decisions"),
 })
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "CLASSIFIERS",
     "ClimbCounter",
     "FLOOR_M",
+    "StepVote",
+    "vote_decisions",
     "ADMMMultiTaskClassifier",
     "OnlineMultiTaskLearner",
     "OnlineMultiTaskClient",

@@ -16,7 +16,7 @@ from typing import Iterable
 import numpy as np
 
 from stairsense.features import AMBIGUOUS, STAIR, WindowRowStage
-from stairsense.models import stair_counts, stair_scores
+from stairsense.models import stair_counts, stair_scores, vote_decisions
 from stairsense.stream import Activity, PipelineConfig, run_front_end
 
 from ._recordings import prepare_logs
@@ -32,6 +32,10 @@ def _scores(truth, pred) -> dict:
 
 def evaluate_model(model_path, logs: Iterable, *, config: PipelineConfig | None = None, progress: bool = False) -> dict:
     """Classify every kept, unambiguous window of ``logs`` with the model file and score it.
+
+    Each log's decisions are voted over ``config.vote_steps`` consecutive kept windows (ambiguous
+    ones included, as on the phone, which does not know the labels) before the ambiguous windows
+    are dropped: the decisions ``replay`` counts.
 
     Parameters
     ----------
@@ -68,7 +72,8 @@ def evaluate_model(model_path, logs: Iterable, *, config: PipelineConfig | None 
         rows = WindowRowStage(config, result.log.rate_hz, labelled=True).process(result)
         if not len(rows):
             continue
-        p = np.asarray(model.predict_windows(rows.samples, rows.offsets, **rows.model_inputs()))
+        p = vote_decisions(model.predict_windows(rows.samples, rows.offsets, **rows.model_inputs()),
+                           rows.t_start_ns, rows.t_end_ns, config.vote_steps, config.step_context_gap_s)
         good = rows.label != AMBIGUOUS
         truth.append(rows.label[good] == STAIR)
         pred.append(p[good] == STAIR)

@@ -2,9 +2,9 @@
 
 No algorithm lives here (DESIGN.md): replay composes the reader (``stream``), the resampler and the
 front end (``stream``), the window-row stage (``features``), a stair-step model's
-``predict_windows`` and, for a model that reads the barometer, the climb counter (``models``) the
-way the phone does, chunk after chunk with every stage's state carried across, and counts what
-they produce.
+``predict_windows``, the step vote and, for a model that reads the barometer, the climb counter
+(``models``) the way the phone does, chunk after chunk with every stage's state carried across,
+and counts what they produce.
 """
 from __future__ import annotations
 
@@ -173,7 +173,9 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
         ground truth) or a log in memory.
     config : PipelineConfig
     model : StairstepModel or OnnxStairModel, optional
-        A stair-step classifier; kept windows it calls STAIR are counted as stair steps. Its
+        A stair-step classifier; kept windows it calls STAIR, after the vote of ``config.vote_steps``
+        consecutive windows (:class:`~stairsense.models.StepVote`; the last ones are decided at each
+        segment's end), are counted as stair steps. Its
         ``predict_windows`` gets each chunk's :class:`~stairsense.features.WindowRows` (samples,
         offsets and, when ``config.step_context > 0``, the step context; when ``config.barometer``,
         the height features, and the log must record air pressure: a log without it is refused). One
@@ -197,19 +199,28 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     name, chunks, steps_of = _chunks_of(source, config, repair, units, read)
     report = ReplayReport(source=name)
     trained = trained_orientations(model) if model is not None else None
-    climb = None
+    climb = vote = None
     if model is not None:
+        from stairsense.models import StepVote
+
         report.model = model_kind(config)
+        vote = StepVote(config.vote_steps, config.step_context_gap_s)
         if config.barometer:
             from stairsense.models import ClimbCounter
 
             climb = ClimbCounter(config.step_context, config.step_context_gap_s)
+    stair_windows = 0
+
+    def count(voted, *climb_rows):
+        nonlocal stair_windows
+        stair_windows += int(np.count_nonzero(voted == STAIR))
+        if climb is not None and len(voted):
+            climb.push(voted, *climb_rows)
     front = resampler = None
     segment = None
     rows = None  # the segment's window-row stage, when a model reads the rows
     starts, ends = [], []
     rejected = np.zeros(len(WindowStatus), dtype=np.int64)
-    stair_windows = 0
     first_t = last_t = None
     with _progress_bar(progress) as bar:
         for chunk in chunks:
@@ -230,6 +241,8 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
                 front = FrontEnd(config, report.method, rate_hz=chunk.rate_hz or config.rate_hz)
                 # a new segment is a new stream for the rows too (the phone's sensor stopped)
                 rows = WindowRowStage(config, front.standardizer.rate_hz) if model is not None else None
+                if vote is not None:  # the last segment's runs ended with it
+                    count(*vote.flush())
                 if climb is not None:
                     climb.new_segment()
                 report.segments += 1
@@ -246,13 +259,15 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
                 closed = rows.process(result)
                 if len(closed):
                     decided = model.predict_windows(closed.samples, closed.offsets, **closed.model_inputs())
-                    stair_windows += int(np.count_nonzero(np.asarray(decided) == STAIR))
-                    if climb is not None:
-                        climb.push(decided, closed.height, closed.height_m, closed.t_start_ns, closed.t_end_ns)
+                    climb_rows = (closed.height, closed.height_m, closed.t_start_ns, closed.t_end_ns) \
+                        if climb is not None else ()
+                    count(*vote.push(decided, closed.t_start_ns, closed.t_end_ns, *climb_rows))
             if on_windows is not None:
                 on_windows(result, chunk)
             if bar is not None:
                 bar.update(len(chunk))
+    if vote is not None:
+        count(*vote.flush())
     if first_t is None:
         raise ValueError(f"{name}: no samples to replay (a header but no data lines); check that the recording "
                          "was not truncated")

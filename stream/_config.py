@@ -34,10 +34,10 @@ READ_ONLY_FIELDS = frozenset({"max_gap_s"})
 # reproduces what a record without them meant: models trained before issue 9's step context
 # saw the 79 Table 12.1 features only, so a missing ``step_context`` is 0, not today's default;
 # its gap came with it at 1.5 s, pinned so a new default cannot change what old records mean;
-# models before issue 24's height features read no barometer. PipelineConfig.from_record applies
+# models before issue 24's height features read no barometer, and decided every step alone. PipelineConfig.from_record applies
 # them; config *files* (partial settings) do not. The Java core keeps the same table (android_stub
 # PipelineConfig.RECORDED_BEFORE; tests compare them).
-_RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5, "barometer": False}
+_RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5, "barometer": False, "vote_steps": 1}
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,15 @@ class PipelineConfig:
         acceleration (issue 24, "Classifier"). A model trained with it needs logs with pressure
         (a ``p`` column); one without is the accelerometer-only model. Needs ``step_context`` ≥ 1
         (the context the height is taken over). Changes the feature columns, like ``step_context``.
+    vote_steps : int, odd ≥ 1, default=3
+        Each kept window's stair decision is the majority over this many consecutive kept windows of
+        its run centred on it (:class:`~stairsense.models.StepVote`; runs as ``step_context_gap_s``
+        cuts them); 1 decides every window alone. A decision then waits for ``vote_steps // 2``
+        more steps (about 0.6 s with 3). Default 3: level walking called stairs falls in every
+        simulated placement and on real pockets and wrists, and stair-step recall rises
+        (benchmarks/results/barometer.md and placements.md, against ``--vote 1``). The features
+        are the same, so a model's windows are too; its decisions are not, so a model evaluated
+        with one value replays and exports with it.
     """
 
     rate_hz: float | None = None
@@ -114,6 +123,7 @@ class PipelineConfig:
     step_context: int = 5
     step_context_gap_s: float = 1.5
     barometer: bool = False
+    vote_steps: int = 3
 
     def __post_init__(self):
         choices = {"smoothing": get_args(Smoothing), "orientation": ORIENTATIONS,
@@ -143,6 +153,10 @@ class PipelineConfig:
                              f"only), got {self.step_context!r}")
         if not isinstance(self.barometer, bool):
             raise ValueError(f"PipelineConfig.barometer must be true or false, got {self.barometer!r}")
+        if isinstance(self.vote_steps, bool) or not isinstance(self.vote_steps, int) or self.vote_steps < 1 \
+                or self.vote_steps % 2 == 0:
+            raise ValueError(f"PipelineConfig.vote_steps must be an odd integer >= 1 (1 = decide every step alone), "
+                             f"got {self.vote_steps!r}")
         if self.barometer and self.step_context < 1:
             raise ValueError("PipelineConfig.barometer needs step_context >= 1: the height features are taken over "
                              "the step context as well as the step; set step_context (default 5)")

@@ -5,7 +5,7 @@ selection, RBF KOMD: spec donini-easymkl-komd-climbtheworld-admm §3.6, §3.9, �
 ``StairstepModel`` binds that pipeline to the front-end configuration it was trained for and is
 saved and loaded with integrity checks; ``evaluate_protocol`` runs the §3.7 protocols and baselines;
 ``ClimbCounter`` turns a barometer model's decisions into stair steps up and down, metres and floors
-(issue 24).
+(issue 24); ``StepVote`` decides each step by the majority of its run's neighbours.
 It lives in ``models/`` (not in the top ``stairsense`` package) because it only needs models,
 features and the configuration type, and the export layer above must load it; it is its own
 sub-package because it is an application of the MKL family, not a learning algorithm.
@@ -23,6 +23,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
                 "make_stairstep_pipeline", "package_version", "read_model_header", "save_model",
                 "upgrade_model_file"),
     "._recipe": ("TRAIN_DEFAULTS", "TrainRecipe"),
+    "._vote": ("StepVote", "vote_decisions"),
 })
 
 __all__ = [
@@ -51,4 +52,6 @@ __all__ = [
     "CLASSIFIERS",
     "ClimbCounter",
     "FLOOR_M",
+    "StepVote",
+    "vote_decisions",
 ]
