@@ -40,6 +40,9 @@ from ._orientation import (
 
 __all__ = ["Standardized", "Standardizer", "standardize", "resolve_orientation"]
 
+# The streams each orientation method reads beside the accelerometer.
+_STREAMS_NEEDED = {"rotvec": ("rotvec",), "ahrs": ("gyro",), "linear": ("linacc", "rotvec")}
+
 
 def resolve_orientation(config: PipelineConfig, log: SensorLog) -> str:
     """The concrete orientation method for ``log``; ``auto`` is rotvec when recorded, else vertical.
@@ -57,8 +60,7 @@ def resolve_orientation(config: PipelineConfig, log: SensorLog) -> str:
     method = config.orientation
     if method == "auto":
         return "rotvec" if log.rotvec is not None else "vertical"
-    needs = {"rotvec": ("rotvec",), "ahrs": ("gyro",), "linear": ("linacc", "rotvec")}.get(method, ())
-    missing = [name for name in needs if getattr(log, name) is None]
+    missing = [name for name in _STREAMS_NEEDED.get(method, ()) if getattr(log, name) is None]
     if missing:
         source = log.meta.get("path", log.meta.get("source", "the log"))
         raise ValueError(
@@ -143,12 +145,23 @@ class Standardizer:
         self._gravity = CausalBufferMean(span_ns=_ms(cfg.gravity_ms), include_current=True)
         self._ahrs = MadgwickOrientation() if self.method == "ahrs" else None
 
+    def _check_streams(self, gyro, rotvec, linacc) -> None:
+        """One line naming the stream the method reads that the caller did not give (not a TypeError
+        from deep inside the filter or the rotation)."""
+        given = {"gyro": gyro, "rotvec": rotvec, "linacc": linacc}
+        missing = [name for name in _STREAMS_NEEDED.get(self.method, ()) if given[name] is None]
+        if missing:
+            raise ValueError(f"orientation {self.method!r} reads the {' and '.join(missing)} stream beside the "
+                             f"accelerometer, and none was given; pass {', '.join(f'{m}=' for m in missing)} or "
+                             "standardize with a method the recording supports (resolve_orientation)")
+
     def process(self, t_ns, acc, gyro=None, rotvec=None, linacc=None) -> Standardized:
         """Consume a block of samples (arrays); state carries over exactly as with ``push``.
 
         ``first`` of the result is the index in this block of the first standardized sample.
         """
         method = self.method
+        self._check_streams(gyro, rotvec, linacc)
         t = np.asarray(t_ns, dtype=np.int64)
         quats = rotvec
         if self._ahrs is not None:
@@ -174,6 +187,8 @@ class Standardizer:
 
     def push(self, t_ns, acc, gyro=None, rotvec=None, linacc=None):
         method = self.method
+        if method in _STREAMS_NEEDED:
+            self._check_streams(gyro, rotvec, linacc)
         q = rotvec
         if self._ahrs is not None:
             q = self._ahrs.update(t_ns, acc, gyro)

@@ -1,6 +1,7 @@
 """The Java core (android_stub/core) against the Python front end, sample for sample (issue 12),
-its step-context (issue 9) and height features (issue 24) against stairsense.features, and models
-exported from Python deciding on the Java core's windows as Python's replay does.
+its step-context (issue 9) and height features (issue 24) against stairsense.features, its step
+vote against stairsense.models.StepVote, and models exported from Python deciding on the Java
+core's windows as Python's replay does.
 
 The Java core is what a phone runs; the reference is the Python ``push`` form (DESIGN.md: the
 streaming form is the reference semantics), driven the way a phone stream arrives: the log is
@@ -262,6 +263,22 @@ def model_metadata(path) -> dict:
                 .get_modelmeta().custom_metadata_map)
 
 
+def phone_votes(decided, kept, config: PipelineConfig) -> np.ndarray:
+    """The voted decisions of the Java core's kept windows (``(segment, start, stop, t_start, t_end,
+    status)``) from the model's own: ``vote_decisions`` per segment, as replay and the phone's
+    pipeline end the vote's runs at every restart after a gap."""
+    from stairsense.models import vote_decisions
+
+    decided = np.asarray(decided)
+    segment, t_start, t_end = (np.array([w[k] for w in kept]) for k in (0, 3, 4))
+    voted = np.empty_like(decided)
+    for s in np.unique(segment):
+        mine = segment == s
+        voted[mine] = vote_decisions(decided[mine], t_start[mine], t_end[mine], config.vote_steps,
+                                     config.step_context_gap_s)
+    return voted
+
+
 def test_java_windows_scored_by_onnx_match_replay(java, tmp_path, exported_model, capsys):
     """`stairsense replay --model stairs.onnx` (run in-process) and the phone's path agree on the log."""
     from stairsense.cli import main
@@ -270,7 +287,7 @@ def test_java_windows_scored_by_onnx_match_replay(java, tmp_path, exported_model
     onnx_model = OnnxStairModel(exported_model)
     metadata = model_metadata(exported_model)
     (tmp_path / "stairs.metadata.json").write_text(json.dumps(metadata))  # the phone reads this map
-    log = simulate(minutes=3, seed=12, rate_hz=50)  # a log with stairs
+    log = simulate(minutes=3, seed=13, rate_hz=50)  # a log with stairs, where the vote changes the count
     javacore.write_raw(log, tmp_path / "log.bin")
     got = java.run(tmp_path / "stairs.metadata.json", "auto", log.rate_hz, tmp_path / "log.bin", tmp_path / "out")
     assert got.error is None, got.error
@@ -279,7 +296,13 @@ def test_java_windows_scored_by_onnx_match_replay(java, tmp_path, exported_model
     offsets = np.concatenate([[0], np.cumsum([b - a for _, a, b, *_ in kept])])
     # The model has step-context features (PipelineConfig's default): the phone feeds Java's rows.
     assert onnx_model.n_step_context == 36 and got.step_context.shape == (len(kept), 36)
-    java_stairs = int(onnx_model.predict_windows(got.samples["x"][index, :3], offsets, got.step_context).sum())
+    decided = onnx_model.predict_windows(got.samples["x"][index, :3], offsets, got.step_context)
+    # The phone counts the vote over those decisions (Pipeline.stairSteps), with the model's vote_steps.
+    config = PipelineConfig.from_record(json.loads(metadata["stairsense.config"]))
+    assert config == onnx_model.config and config.vote_steps == 3
+    voted = phone_votes(decided, kept, config)
+    assert voted.sum() != decided.sum()  # so the count below tells the vote from the model's answers
+    java_stairs = int(voted.sum())
 
     write_log(log, tmp_path / "log.csv")
     (tmp_path / "config.json").write_text(onnx_model.config.to_json())
@@ -461,6 +484,7 @@ def test_a_barometer_model_decides_on_the_phone_as_in_python(java, tmp_path, bar
     python = model.predict_windows(rows.samples, rows.offsets, **rows.model_inputs())
     np.testing.assert_array_equal(phone, python)
     assert 0 < phone.sum() < len(kept)  # both classes occur, so the comparison can fail
+    stairs = int(phone_votes(phone, kept, model.config).sum())  # what the phone counts
 
     write_log(log, tmp_path / "log.csv")
     save_model(model, tmp_path / "baro.ssm")
@@ -468,7 +492,7 @@ def test_a_barometer_model_decides_on_the_phone_as_in_python(java, tmp_path, bar
         assert main(["replay", str(tmp_path / "log.csv"), "--model", str(replayed), "--json"]) == 0
         report = json.loads(capsys.readouterr().out)
         assert report["model"] == "with barometer" and report["kept"] == got.steps
-        assert report["stair_steps"] == int(phone.sum())
+        assert report["stair_steps"] == stairs
 
 
 def test_a_barometer_model_needs_pressure_and_an_accelerometer_only_one_ignores_it(java, tmp_path, barometer_model,
@@ -486,6 +510,47 @@ def test_a_barometer_model_needs_pressure_and_an_accelerometer_only_one_ignores_
     assert runs[0].error is None and runs[0].height is None and runs[0].steps > 20
     assert runs[0].windows == runs[1].windows
     np.testing.assert_array_equal(runs[0].step_context, runs[1].step_context)
+
+
+# ------------------------------------------------------------------------------------------------
+# (g) the step vote: Java's StepVote against stairsense.models.StepVote, push for push
+
+
+@st.composite
+def vote_streams(draw):
+    """Kept windows' decisions with pauses on both sides of the run break (some exactly at it) and
+    flushes (decision -1: a segment ended) between them; the stream ends with a flush."""
+    steps = draw(st.sampled_from([1, 3, 5]))
+    max_gap_s = draw(st.sampled_from([0.5, 1.5, 2.3]))
+    gap_ns = round(max_gap_s * 1e9)
+    rows, t = [], 10**9 * draw(st.integers(0, 10**6))
+    for kind, pause, duration in draw(st.lists(st.tuples(
+            st.integers(0, 7), st.sampled_from([0, 1, 300_000_000, gap_ns - 1, gap_ns, gap_ns + 1, 4 * gap_ns]),
+            st.integers(300_000_000, 2_000_000_000)), max_size=80)):
+        if kind == 7:
+            rows.append((-1, 0, 0))
+            continue
+        t += pause
+        rows.append((kind % 2, t, t + duration))
+        t += duration
+    rows.append((-1, 0, 0))
+    return steps, max_gap_s, np.array(rows, dtype=np.int64)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=vote_streams())
+def test_step_vote_matches_python(java, tmp_path, case):
+    from stairsense.models import StepVote
+
+    steps, max_gap_s, rows = case
+    vote = StepVote(steps, max_gap_s)
+    want = []
+    for i, (decided, t_start, t_end) in enumerate(rows):
+        voted = vote.flush()[0] if decided < 0 else vote.push([decided], [t_start], [t_end])[0]
+        want.extend((i, v) for v in voted)
+    got = java.vote(rows[:, 0], rows[:, 1], rows[:, 2], steps, max_gap_s, tmp_path)
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.int64).reshape(-1, 2))
+    assert len(got) == np.count_nonzero(rows[:, 0] >= 0)  # every window decided once, by the end
 
 
 # ------------------------------------------------------------------------------------------------

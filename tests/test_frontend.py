@@ -282,3 +282,17 @@ def test_replay_in_chunks_with_resampling_equals_the_whole_log(tmp_path, monkeyp
     assert report.segments == 1 and len(seen) > 5
     np.testing.assert_array_equal(np.concatenate([w.t_start_ns for w in seen]), batch.t_start_ns)
     np.testing.assert_array_equal(np.concatenate([w.status for w in seen]), batch.status)
+
+
+@pytest.mark.parametrize("method, given, missing", [("ahrs", {}, "gyro"), ("rotvec", {}, "rotvec"),
+                                                    ("linear", {"rotvec": (1.0, 0.0, 0.0, 0.0)}, "linacc")])
+def test_a_method_without_its_stream_is_one_line_naming_it(method, given, missing):
+    """Not a TypeError from inside the orientation filter: push and process name the missing stream."""
+    from stairsense.stream import Standardizer
+
+    std = Standardizer(PipelineConfig(), method)
+    with pytest.raises(ValueError, match=f"orientation '{method}' reads the {missing} stream"):
+        std.push(0, (0.0, 0.0, 9.81), **given)
+    block = {k: np.asarray([v]) for k, v in given.items()}
+    with pytest.raises(ValueError, match=f"orientation '{method}' reads the {missing} stream"):
+        std.process(np.array([0]), np.array([[0.0, 0.0, 9.81]]), **block)

@@ -111,6 +111,19 @@ class JavaCore:
             raise RuntimeError(f"ParityDriver failed ({answer!r}) on {raw}")
         return read_run(prefix)
 
+    def vote(self, decided, t_start_ns, t_end_ns, steps: int, max_gap_s: float, folder: Path) -> np.ndarray:
+        """Java's ``StepVote`` over a stream of kept windows (decision -1: a flush): ``(row, decision)``
+        per window decided, ``row`` being the window or flush whose call decided it."""
+        rows = np.column_stack([decided, t_start_ns, t_end_ns]).astype("<i8")
+        rows.tofile(Path(folder) / "vote.bin")
+        self._process.stdin.write("\t".join(["vote", str(int(steps)), repr(float(max_gap_s)),
+                                             str(Path(folder) / "vote.bin"), str(Path(folder) / "voted.bin")]) + "\n")
+        self._process.stdin.flush()
+        answer = self._process.stdout.readline().strip()
+        if answer != "done 0":
+            raise RuntimeError(f"ParityDriver failed ({answer!r}) on the vote")
+        return np.fromfile(Path(folder) / "voted.bin", dtype="<i8").reshape(-1, 2)
+
     def close(self):
         self._process.stdin.close()
         self._process.wait(timeout=30)

@@ -14,6 +14,10 @@ public class Handler {
     public Handler(Looper looper) {
     }
 
+    public final boolean post(Runnable r) {
+        return postDelayed(r, 0);
+    }
+
     public final boolean postDelayed(Runnable r, long delayMillis) {
         posted.add(r);
         delays.add(delayMillis);

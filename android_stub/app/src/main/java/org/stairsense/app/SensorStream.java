@@ -18,8 +18,9 @@ import org.stairsense.core.PipelineConfig;
  *
  * <p>While a screen shows the counts ({@link StepCounts#watched()}) the hub's batches are flushed
  * every {@link #LIVE_FLUSH_MS}, so a stair step is on the screen within that plus the front end's
- * decision delay (under 0.9 s after the step's end, {@code benchmarks/bench_barometer.py}) instead
- * of a whole batch later. The check runs on the sensor thread's {@link Handler}, whose clock stops in
+ * decision delay (under 0.9 s after the step's end, {@code benchmarks/bench_barometer.py}) and the
+ * step vote's wait for the next {@code vote_steps / 2} steps (about 0.6 s with 3) instead of a whole
+ * batch later. The check runs on the sensor thread's {@link Handler}, whose clock stops in
  * deep sleep, so with the screen off it never wakes the phone between batches.
  *
  * <p>Timestamps are {@code SensorEvent.timestamp} (ns, the elapsedRealtimeNanos() base), never the
@@ -96,6 +97,7 @@ public final class SensorStream implements SensorEventListener {
                     + "air pressure (barometer=true); put an accelerometer-only model (stairsense train without "
                     + "--barometer, then export) in the app's assets");
         }
+        this.handler = handler;
         manager.registerListener(this, accelerometer, periodUs, maxReportLatencyUs, handler);
         if (barometer != null) {
             manager.registerListener(this, barometer, (int) Math.round(1e6 / PRESSURE_RATE_HZ), maxReportLatencyUs,
@@ -107,16 +109,27 @@ public final class SensorStream implements SensorEventListener {
         }
         if (maxReportLatencyUs > 0) {
             this.manager = manager;
-            this.handler = handler;
             handler.postDelayed(liveFlush, LIVE_FLUSH_MS);
         }
     }
 
+    /**
+     * Stop listening, then decide the kept windows still waiting for the step vote
+     * ({@link Pipeline#flush}: no later step will come) and publish the final counts. That runs on the
+     * sensor thread, which owns the pipeline, after any event it is still handling; quit the thread
+     * with {@code quitSafely} so it runs.
+     */
     public void unregister(SensorManager manager) {
+        manager.unregisterListener(this);
         if (handler != null) {
             handler.removeCallbacks(liveFlush);
+            handler.post(this::finish);
         }
-        manager.unregisterListener(this);
+    }
+
+    private void finish() {
+        pipeline.flush();
+        counts.update(pipeline.steps(), pipeline.stairSteps());
     }
 
     @Override

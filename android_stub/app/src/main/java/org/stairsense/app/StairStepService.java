@@ -74,10 +74,10 @@ public final class StairStepService extends Service {
     @Override
     public void onDestroy() {
         if (stream != null) {
-            stream.unregister(sensors);
+            stream.unregister(sensors);  // posts the step vote's last decisions to the sensor thread
         }
         if (thread != null) {
-            thread.quitSafely();
+            thread.quitSafely();  // not quit(): the sensor thread runs those decisions first
         }
         if (classifier != null) {
             try {

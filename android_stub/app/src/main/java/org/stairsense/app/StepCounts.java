@@ -3,8 +3,9 @@ package org.stairsense.app;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * What the UI shows: steps (kept windows, no model needed), stair steps (kept windows the model
- * called STAIR) and which model runs. Written by the service and the sensor thread, read by any thread.
+ * What the UI shows: steps (kept windows, no model needed), stair steps (kept windows the step
+ * vote over the model's answers called STAIR, {@code Pipeline.stairSteps}) and which model runs.
+ * Written by the service and the sensor thread, read by any thread.
  */
 public final class StepCounts {
     /** Told about every change, on the sensor thread. */

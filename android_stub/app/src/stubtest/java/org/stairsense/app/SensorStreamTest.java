@@ -384,11 +384,52 @@ class SensorStreamTest {
         check.run();
         assertEquals(2, manager.flushes);
         stream.unregister(manager);
-        assertTrue(handler.posted.isEmpty() && manager.registered.isEmpty(), "unregistering stops the checks");
+        assertTrue(manager.registered.isEmpty());
+        assertEquals(List.of(0L), handler.delays, "unregistering stops the checks and posts the vote's last decisions");
 
         Handler unbatched = new Handler(null);
         new SensorStream(PipelineConfig.fromJson(CONFIG), "vertical", null, counts, 0).register(manager, unbatched);
         assertTrue(unbatched.posted.isEmpty(), "events that come at once need no flush");
+    }
+
+    @Test
+    void stoppingDecidesTheStepsWaitingForTheVoteOnTheSensorThread() throws Exception {
+        StubRuntime.customMetadata = metadata(CONFIG.replace("}", ", \"vote_steps\": 3}"));
+        OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "stairs.onnx");
+        assertEquals(3, classifier.config().voteSteps);
+        StepCounts counts = new StepCounts();
+        long[] published = new long[2];
+        counts.addListener((steps, stairSteps) -> {
+            published[0] = steps;
+            published[1] = stairSteps;
+        });
+        SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, counts, 5_000_000);
+        FakeSensorManager manager = new FakeSensorManager(true);
+        Handler handler = new Handler(null);
+        stream.register(manager, handler);
+        Log log = new Log(9, 60);
+        deliver(manager.listener, log, 5_000_000_000L);
+
+        // Oracle: the core fed the held rows directly, counting the vote's decisions.
+        long[] decided = new long[1];
+        Pipeline.Listener listener = new Pipeline.Listener() {
+            @Override
+            public void onStairDecision(long step, boolean stair) {
+                decided[0]++;
+            }
+        };
+        Pipeline oracle = new Pipeline(classifier.config(), "rotvec", 30,
+                (samples, rows, cols) -> score(samples, new long[] {rows, cols}) >= 0f, listener);
+        feedHeldRows(oracle, log, false);
+        assertEquals(oracle.steps() - 1, decided[0], "the last step waits for the next one");
+        assertArrayEquals(new long[] {oracle.steps(), oracle.stairSteps()}, published);
+
+        stream.unregister(manager);
+        assertArrayEquals(new long[] {oracle.steps(), oracle.stairSteps()}, published, "decided on the sensor thread");
+        handler.posted.get(0).run();  // the sensor thread runs what was posted before it quits
+        oracle.flush();
+        assertEquals(oracle.steps(), decided[0]);
+        assertArrayEquals(new long[] {oracle.steps(), oracle.stairSteps()}, published);
     }
 
     @Test

@@ -2,10 +2,10 @@ package org.stairsense.core;
 
 /**
  * What a phone runs per sensor sample: resampling to the model's rate, the front end, the step
- * counter and the stair-step classifier on every kept window. Mirrors
- * {@code stairsense/pipeline.py::replay} with {@code repair=("split-gaps",)}: a gap longer than
- * {@code max_gap_s} restarts the front end (the buffers would otherwise mix data from before and
- * after it), as the Python reader splits a log at its gaps.
+ * counter, the stair-step classifier on every kept window and the vote over its neighbours'
+ * answers. Mirrors {@code stairsense/pipeline.py::replay} with {@code repair=("split-gaps",)}: a
+ * gap longer than {@code max_gap_s} restarts the front end (the buffers would otherwise mix data
+ * from before and after it), as the Python reader splits a log at its gaps.
  *
  * <p>The step count is the number of kept windows (spec §3.5: one step per window), and needs no
  * model. With a {@link WindowClassifier}, every kept window's standardized samples are handed to it
@@ -18,7 +18,14 @@ package org.stairsense.core;
  * refused). All come from {@link WindowRows}, which restarts with the front end after a gap. A
  * model without {@code barometer} ignores the pressure.
  *
- * <p>Not thread-safe: call {@link #push} from one thread (the sensor thread).
+ * <p>A stair step is a kept window whose decision, voted over {@code vote_steps} consecutive kept
+ * windows of its run ({@link StepVote}), is STAIR: {@link #stairSteps} counts those, as replay's
+ * {@code stair_steps} does. A decision waits for the {@code vote_steps / 2} kept windows after it,
+ * or for its run to end: replay decides the waiting windows at each segment's end and at the end of
+ * the log, the pipeline at a restart after a gap and at {@link #flush} (the sensor stream stopped).
+ * With {@code vote_steps = 1} every window is decided as it closes.
+ *
+ * <p>Not thread-safe: call {@link #push} and {@link #flush} from one thread (the sensor thread).
  */
 public final class Pipeline {
     /** Scores one window; the Android glue implements it with an ONNX Runtime session. */
@@ -60,8 +67,20 @@ public final class Pipeline {
         default void onSample(long index, long tNs, double[] sample, double vertical) {
         }
 
-        /** A window closed; {@code stair} is the classifier's answer (false when rejected or without a classifier). */
+        /**
+         * A window closed; {@code stair} is the classifier's own answer for it, before the vote
+         * (false when rejected or without a classifier). What is counted is {@link #onStairDecision}.
+         */
         default void onWindow(Window window, boolean stair) {
+        }
+
+        /**
+         * The voted decision of kept window number {@code step} (0 = the first kept window since the
+         * pipeline was made, as {@link Pipeline#steps} counts them), in order; only with a classifier.
+         * It comes when the vote decides the window: a few windows after its {@link #onWindow}, at a
+         * restart (before {@link #onRestart}) or at {@link Pipeline#flush}.
+         */
+        default void onStairDecision(long step, boolean stair) {
         }
     }
 
@@ -70,6 +89,7 @@ public final class Pipeline {
     private final Resampler resampler;  // null without rate_hz
     private final WindowRows rows;
     private final WindowClassifier classifier;
+    private final StepVote vote;
     private final Listener listener;
     private final double maxGapNs;
     private final int columns;
@@ -80,6 +100,7 @@ public final class Pipeline {
     private long segments;
     private long steps;
     private long stairSteps;
+    private long decidedSteps;  // kept windows the vote has decided
     private final long[] byStatus = new long[WindowStatus.values().length];
 
     /**
@@ -97,6 +118,7 @@ public final class Pipeline {
         this.columns = frontEnd.standardizer().columns();
         this.rows = new WindowRows(config, columns, nativeRateHz);
         this.classifier = classifier;
+        this.vote = new StepVote(config.voteSteps, config.stepContextGapS);
         this.listener = listener;
         this.maxGapNs = config.maxGapS * 1e9;
     }
@@ -148,6 +170,7 @@ public final class Pipeline {
     }
 
     private void restart(long tNs) {
+        count(vote.flush());  // the old segment's runs ended with it, as replay's segments do
         frontEnd.reset();
         rows.reset();
         if (resampler != null) {
@@ -180,14 +203,38 @@ public final class Pipeline {
             if (classifier != null) {
                 int n = (int) (window.stop - window.start);
                 stair = classifier.isStair(rows.samples(window), n, columns, rows.stepContext(), rows.height());
-                if (stair) {
-                    stairSteps++;
-                }
             }
         }
         if (listener != null) {
             listener.onWindow(window, stair);
         }
+        if (window.kept() && classifier != null) {
+            count(vote.push(stair, window.tStartNs(), window.tEndNs()));
+        }
+    }
+
+    /** Counts the {@code n} windows the vote just decided. */
+    private void count(int n) {
+        for (int k = 0; k < n; k++) {
+            boolean stair = vote.decided(k);
+            if (stair) {
+                stairSteps++;
+            }
+            if (listener != null) {
+                listener.onStairDecision(decidedSteps, stair);
+            }
+            decidedSteps++;
+        }
+    }
+
+    /**
+     * Decide the kept windows still waiting for the vote's later neighbours (at most
+     * {@code vote_steps / 2}): call it when the sensor stream stops, then read {@link #stairSteps}.
+     * Their run ends here, as replay's does at the end of the log; samples pushed afterwards start a
+     * new one.
+     */
+    public void flush() {
+        count(vote.flush());
     }
 
     /**
@@ -211,7 +258,10 @@ public final class Pipeline {
         return steps;
     }
 
-    /** Kept windows the classifier called STAIR. */
+    /**
+     * Kept windows decided STAIR by the vote over the classifier's answers ({@code vote_steps}); the
+     * last {@code vote_steps / 2} kept windows are not decided until later windows close or {@link #flush}.
+     */
     public long stairSteps() {
         return stairSteps;
     }

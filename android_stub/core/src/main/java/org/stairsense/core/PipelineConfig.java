@@ -24,17 +24,19 @@ public final class PipelineConfig {
     static final List<String> KEYS = Arrays.asList(
             "rate_hz", "smoothing", "smooth_ms", "gravity_ms", "orientation", "segmentation",
             "peak_threshold", "valley_threshold", "hysteresis", "min_step_s", "max_step_s",
-            "window_ms", "window_overlap", "max_gap_s", "step_context", "step_context_gap_s", "barometer");
+            "window_ms", "window_overlap", "max_gap_s", "step_context", "step_context_gap_s", "barometer",
+            "vote_steps");
 
     /**
      * Keys added after configurations were first recorded in model files, with the value that
      * reproduces what a record without them meant (Python's {@code _RECORDED_BEFORE}, read by
      * {@code PipelineConfig.from_record}; tests/test_android_parity.py compares the two):
      * a model exported before the step context took the 79 Table 12.1 features only, and one
-     * exported before issue 24's height features read no barometer.
+     * exported before issue 24's height features read no barometer, and one exported before the
+     * step vote decided every step alone.
      */
     static final Map<String, Object> RECORDED_BEFORE = Map.of("step_context", 0.0, "step_context_gap_s", 1.5,
-            "barometer", false);
+            "barometer", false, "vote_steps", 1.0);
 
     /** Orientation methods the Java core implements ({@code ahrs} needs the Madgwick filter, which it does not have). */
     static final List<String> ORIENTATIONS = Arrays.asList("auto", "rotvec", "vertical", "linear", "mizell");
@@ -61,6 +63,11 @@ public final class PipelineConfig {
      * {@code height}), and every row needs the air pressure ({@link RawSample#PRESSURE}).
      */
     public final boolean barometer;
+    /**
+     * Kept windows each stair decision is the majority of, this one in the middle ({@link StepVote};
+     * odd, 1 = every window decided alone).
+     */
+    public final int voteSteps;
 
     private PipelineConfig(Map<String, Object> recorded) {
         Map<String, Object> values = new java.util.HashMap<>(RECORDED_BEFORE);
@@ -113,6 +120,13 @@ public final class PipelineConfig {
             throw new ModelConfigException("barometer=true needs step_context >= 1 (the height features are taken "
                     + "over the step context), got " + stepContext);
         }
+        double vote = number(values, "vote_steps");
+        // Python accepts any odd integer; the bound keeps the vote's ring a sane size on a phone.
+        if (!(vote >= 1 && vote <= 999) || vote != Math.rint(vote) || vote % 2 == 0) {
+            throw new ModelConfigException("vote_steps must be an odd whole number of steps in [1, 999] "
+                    + "(1 = decide every step alone), got " + vote);
+        }
+        voteSteps = (int) vote;
         if (rate != null && !(rateHz > 0)) {
             throw new ModelConfigException("rate_hz must be > 0 or null, got " + rateHz);
         }

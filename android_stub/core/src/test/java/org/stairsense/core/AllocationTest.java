@@ -43,7 +43,7 @@ class AllocationTest {
         for (String[] c : new String[][] {{"", "rotvec"}, {"\"rate_hz\": 30", "vertical"},
                                           {"\"smoothing\": \"count\", \"rate_hz\": 30", "mizell"},
                                           {"\"step_context\": 5, \"step_context_gap_s\": 1.5", "rotvec"},
-                                          {"\"step_context\": 5, \"barometer\": true", "rotvec"}}) {
+                                          {"\"step_context\": 5, \"barometer\": true, \"vote_steps\": 3", "rotvec"}}) {
             double perSample = bytesPerSample(c[0], c[1]);
             System.out.printf("allocation %s/%s: %.5f bytes per sample%n", c[1], c[0], perSample);
             // The counter itself allocates a few hundred bytes once; spread over 2 M samples that is < 0.001.

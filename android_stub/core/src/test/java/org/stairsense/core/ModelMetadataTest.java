@@ -65,6 +65,16 @@ class ModelMetadataTest {
     }
 
     @Test
+    void readsTheStepVote() {
+        assertEquals(5, ModelMetadata.configOf(metadata(TestConfigs.json("\"vote_steps\": 5")), "m").voteSteps);
+        assertEquals(1, ModelMetadata.configOf(metadata(TestConfigs.json("")), "m").voteSteps);  // before the key existed
+        for (String bad : new String[] {"2", "0", "-1", "1.5", "1001"}) {
+            String message = messageOf(metadata(TestConfigs.json("\"vote_steps\": " + bad)));
+            assertTrue(message.startsWith("stairs.onnx: vote_steps must be an odd whole number"), message);
+        }
+    }
+
+    @Test
     void refusesWhatTheJavaCoreDoesNotImplement() {
         assertTrue(messageOf(metadata(TestConfigs.json("\"segmentation\": \"sliding\""))).contains("segmentation='sliding'"));
         assertTrue(messageOf(metadata(TestConfigs.json("\"orientation\": \"ahrs\""))).contains("Madgwick"));

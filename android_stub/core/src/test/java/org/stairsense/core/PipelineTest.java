@@ -2,11 +2,13 @@ package org.stairsense.core;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class PipelineTest {
@@ -102,6 +104,71 @@ class PipelineTest {
             pipeline.push(walk.next(), walk.raw);
         }
         assertTrue(pipeline.steps() > 20);
+    }
+
+    @Test
+    void stairStepsAreTheVotedDecisionsDecidedAtRestartsAndAtTheFlush() {
+        Random rng = new Random(8);
+        List<List<Boolean>> raw = new ArrayList<>();  // the classifier's answers, per segment
+        List<long[]> times = new ArrayList<>();
+        List<Boolean> voted = new ArrayList<>();
+        List<Integer> votedAtRestart = new ArrayList<>();
+        Pipeline.Listener listener = new Pipeline.Listener() {
+            @Override
+            public void onRestart(long tNs) {
+                votedAtRestart.add(voted.size());
+                raw.add(new ArrayList<>());
+            }
+
+            @Override
+            public void onWindow(Window w, boolean stair) {
+                if (w.kept()) {
+                    raw.get(raw.size() - 1).add(stair);
+                    times.add(new long[] {w.tStartNs(), w.tEndNs()});
+                }
+            }
+
+            @Override
+            public void onStairDecision(long step, boolean stair) {
+                assertEquals(voted.size(), step, "decisions come in the windows' order");
+                voted.add(stair);
+            }
+        };
+        raw.add(new ArrayList<>());
+        Pipeline pipeline = new Pipeline(TestConfigs.config("\"vote_steps\": 3"), "rotvec", 50,
+                (samples, rows, columns) -> rng.nextBoolean(), listener);
+        Walk walk = new Walk(7, 50, 1.8);
+        for (int i = 0; i < 50 * 20; i++) {
+            pipeline.push(walk.next(), walk.raw);
+        }
+        walk.gap(1_000_000_000L);  // over max_gap_s (0.3 s), under step_context_gap_s (1.5 s): the restart ends the run
+        for (int i = 0; i < 50 * 20; i++) {
+            pipeline.push(walk.next(), walk.raw);
+        }
+        assertEquals(List.of(raw.get(0).size()), votedAtRestart, "the first segment is decided before the restart");
+        assertEquals(pipeline.steps() - 1, voted.size(), "the last window waits for its successor");
+        pipeline.flush();
+        assertEquals(pipeline.steps(), voted.size());
+        // The oracle: each segment is one run (a steady walk); a window's vote is the majority of it and
+        // its neighbours, the run's first and last windows keeping their own answer.
+        for (int k = 1; k < times.size(); k++) {
+            assertTrue(times.get(k)[0] - times.get(k - 1)[1] < 1_500_000_000L || k == raw.get(0).size());
+        }
+        List<Boolean> want = new ArrayList<>();
+        for (List<Boolean> segment : raw) {
+            int n = segment.size();
+            assertTrue(n > 20, "each segment should have steps");
+            for (int i = 0; i < n; i++) {
+                int votes = (segment.get(Math.max(i - 1, 0)) ? 1 : 0) + (segment.get(i) ? 1 : 0)
+                        + (segment.get(Math.min(i + 1, n - 1)) ? 1 : 0);
+                want.add(votes >= 2);
+            }
+        }
+        assertEquals(want, voted);
+        assertEquals(want.stream().filter(b -> b).count(), pipeline.stairSteps());
+        List<Boolean> answered = new ArrayList<>();
+        raw.forEach(answered::addAll);
+        assertNotEquals(answered, voted, "the vote changed decisions, so the test can fail");
     }
 
     @Test

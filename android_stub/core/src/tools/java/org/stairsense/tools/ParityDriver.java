@@ -17,6 +17,7 @@ import org.stairsense.core.Pipeline;
 import org.stairsense.core.PipelineConfig;
 import org.stairsense.core.RawSample;
 import org.stairsense.core.Standardizer;
+import org.stairsense.core.StepVote;
 import org.stairsense.core.Window;
 
 /**
@@ -36,6 +37,12 @@ import org.stairsense.core.Window;
  * {@code OUT.samples.bin}: per standardized sample, little-endian int64 segment, index, t_ns, then
  * 6 float64 columns (NaN-padded) and the vertical float64. An exception is written as
  * {@code E message} and the exit status is 3.
+ *
+ * <p>The server also runs {@link StepVote} alone: a line {@code vote STEPS MAX_GAP_S IN.bin OUT.bin}
+ * (tab-separated; MAX_GAP_S as Python's {@code repr}) reads little-endian int64 rows
+ * {@code decision t_start t_end}, where decision 1 is STAIR, 0 is not and -1 is a flush (a segment
+ * ended; its times are ignored), and writes an int64 pair {@code row decision} per window decided,
+ * {@code row} being the input row whose push or flush decided it.
  */
 public final class ParityDriver {
     private ParityDriver() {
@@ -54,16 +61,17 @@ public final class ParityDriver {
     }
 
     /**
-     * One run per stdin line (the five arguments, tab-separated), answering {@code done STATUS} on
-     * stdout: one JVM for a whole pytest session instead of one per generated example.
+     * One run per stdin line (the five arguments, or a {@code vote} line, tab-separated), answering
+     * {@code done STATUS} on stdout: one JVM for a whole pytest session instead of one per generated example.
      */
     private static void serve() throws IOException {
         java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
             int status;
+            String[] args = line.split("\t");
             try {
-                status = run(line.split("\t"));
+                status = args[0].equals("vote") ? vote(args) : run(args);
             } catch (RuntimeException | IOException e) {
                 status = 4;
                 System.err.println(e);
@@ -71,6 +79,27 @@ public final class ParityDriver {
             System.out.println("done " + status);
             System.out.flush();
         }
+    }
+
+    /** The {@code vote} command (class comment). */
+    private static int vote(String[] args) throws IOException {
+        StepVote vote = new StepVote(Integer.parseInt(args[1]), Double.parseDouble(args[2]));
+        ByteBuffer in = ByteBuffer.wrap(Files.readAllBytes(Paths.get(args[3]))).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer pair = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(Paths.get(args[4])))) {
+            for (long row = 0; in.remaining() >= 24; row++) {
+                long decision = in.getLong();
+                long tStart = in.getLong();
+                long tEnd = in.getLong();
+                int n = decision < 0 ? vote.flush() : vote.push(decision == 1, tStart, tEnd);
+                for (int k = 0; k < n; k++) {
+                    pair.clear();
+                    pair.putLong(row).putLong(vote.decided(k) ? 1 : 0);
+                    out.write(pair.array());
+                }
+            }
+        }
+        return 0;
     }
 
     /** Reads a configuration file: a PipelineConfig JSON object, or a model's metadata map (as the phone does). */
