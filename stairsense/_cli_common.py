@@ -19,7 +19,8 @@ DATA_HELP = ("labelled canonical logs (.csv/.csv.gz with a label column), a UCI 
 
 # Configuration flags and the PipelineConfig fields they set.
 _CONFIG_FLAGS = (("rate", "rate_hz"), ("orientation", "orientation"), ("segmentation", "segmentation"),
-                 ("max_gap", "max_gap_s"), ("step_context", "step_context"), ("barometer", "barometer"))
+                 ("max_gap", "max_gap_s"), ("step_context", "step_context"), ("barometer", "barometer"),
+                 ("vote", "vote_steps"))
 
 
 def read_options(args) -> tuple[dict, list]:
@@ -237,6 +238,9 @@ def add_config_args(p, rate=True):
     p.add_argument("--step-context", type=non_negative_int, metavar="N",
                    help="add the 36 step-shape and step-context features over the last N kept steps (default from "
                         f"the config: {PipelineConfig.step_context}); 0 = the paper's 79 Table 12.1 features only")
+    p.add_argument("--vote", type=positive(int), metavar="N",
+                   help="decide each step by the majority of N consecutive kept steps of its run, odd (default from "
+                        f"the config: {PipelineConfig.vote_steps}, deciding a step one step late); 1 = every step alone")
     # Off unless asked, even when every log has pressure: the model kind is the user's choice (a
     # barometer model refuses logs without pressure), not an accident of the training data.
     p.add_argument("--barometer", action=argparse.BooleanOptionalAction, default=None,

@@ -86,6 +86,16 @@ def test_train_replay_with_model_and_config_guard(sim_log, tmp_path, capsys):
     # A replay configuration that changes the features is refused, naming the difference.
     assert main(["replay", str(sim_log), "--model", str(model), "--rate", "30"]) == 2
     assert "rate_hz" in capsys.readouterr().err
+    # The vote is the model's: trained with --vote 1 it counts every window as the model decides it.
+    alone = tmp_path / "alone.model"
+    assert main(["train", str(sim_log), str(other), "--vote", "1", "--out", str(alone), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(sim_log), "--model", str(alone), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stair_steps"] is not None
+    assert main(["replay", str(sim_log), "--model", str(alone), "--vote", "3"]) == 2
+    assert "vote_steps: model 1, given 3" in capsys.readouterr().err
+    assert main(["replay", str(sim_log), "--vote", "2"]) == 2
+    assert "vote_steps must be an odd integer" in capsys.readouterr().err
 
 
 def test_evaluate_reports_both_f1_conventions(sim_log, tmp_path, capsys):
