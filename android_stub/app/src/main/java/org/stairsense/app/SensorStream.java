@@ -18,9 +18,9 @@ import org.stairsense.core.PipelineConfig;
  *
  * <p>While a screen shows the counts ({@link StepCounts#watched()}) the hub's batches are flushed
  * every {@link #LIVE_FLUSH_MS}, so a stair step is on the screen within that plus the front end's
- * decision delay (under 0.9 s after the step's end, {@code benchmarks/bench_barometer.py}) and the
- * step vote's wait for the next {@code vote_steps / 2} steps (about 0.6 s with 3) instead of a whole
- * batch later. The check runs on the sensor thread's {@link Handler}, whose clock stops in
+ * decision delay, which includes the step vote's wait for the next {@code vote_steps / 2} steps
+ * (median 0.80 s, at most 1.85 s after the step's end on simulated walks,
+ * {@code benchmarks/results/barometer.md}), instead of a whole batch later. The check runs on the sensor thread's {@link Handler}, whose clock stops in
  * deep sleep, so with the screen off it never wakes the phone between batches.
  *
  * <p>Timestamps are {@code SensorEvent.timestamp} (ns, the elapsedRealtimeNanos() base), never the
