@@ -102,13 +102,17 @@ class JavaCore:
             ["java", "-Xss8m", "-cp", str(classes), "org.stairsense.tools.ParityDriver", "--serve"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
-    def run(self, config_json: Path, method: str, native_rate_hz: float, raw: Path, prefix: Path) -> JavaRun:
-        self._process.stdin.write("\t".join([str(config_json), method, repr(float(native_rate_hz)), str(raw),
-                                             str(prefix)]) + "\n")
+    def _request(self, *args: str, ok=("done 0",)) -> None:
+        """One tab-separated request line; raises unless the driver answers one of ``ok``."""
+        self._process.stdin.write("\t".join(args) + "\n")
         self._process.stdin.flush()
         answer = self._process.stdout.readline().strip()
-        if answer not in ("done 0", "done 3"):
-            raise RuntimeError(f"ParityDriver failed ({answer!r}) on {raw}")
+        if answer not in ok:
+            raise RuntimeError(f"ParityDriver failed ({answer!r}) on {args}")
+
+    def run(self, config_json: Path, method: str, native_rate_hz: float, raw: Path, prefix: Path) -> JavaRun:
+        self._request(str(config_json), method, repr(float(native_rate_hz)), str(raw), str(prefix),
+                      ok=("done 0", "done 3"))
         return read_run(prefix)
 
     def vote(self, decided, t_start_ns, t_end_ns, steps: int, max_gap_s: float, folder: Path) -> np.ndarray:
@@ -116,12 +120,8 @@ class JavaCore:
         per window decided, ``row`` being the window or flush whose call decided it."""
         rows = np.column_stack([decided, t_start_ns, t_end_ns]).astype("<i8")
         rows.tofile(Path(folder) / "vote.bin")
-        self._process.stdin.write("\t".join(["vote", str(int(steps)), repr(float(max_gap_s)),
-                                             str(Path(folder) / "vote.bin"), str(Path(folder) / "voted.bin")]) + "\n")
-        self._process.stdin.flush()
-        answer = self._process.stdout.readline().strip()
-        if answer != "done 0":
-            raise RuntimeError(f"ParityDriver failed ({answer!r}) on the vote")
+        self._request("vote", str(int(steps)), repr(float(max_gap_s)), str(Path(folder) / "vote.bin"),
+                      str(Path(folder) / "voted.bin"))
         return np.fromfile(Path(folder) / "voted.bin", dtype="<i8").reshape(-1, 2)
 
     def close(self):

@@ -218,16 +218,22 @@ class SensorStreamTest {
         return skipped;
     }
 
-    @Test
-    void replayedBatchedLogGivesThePipelinesCountsAndWindows() throws Exception {
-        OrtStairClassifier classifier = new OrtStairClassifier(new byte[] {1, 2, 3}, "stairs.onnx");
-        assertEquals(30.0, classifier.config().rateHz);
-        StepCounts counts = new StepCounts();
+    /** The last counts {@code counts} published to a screen: {steps, stair steps}, kept up to date. */
+    private static long[] published(StepCounts counts) {
         long[] published = new long[2];
         counts.addListener((steps, stairSteps) -> {
             published[0] = steps;
             published[1] = stairSteps;
         });
+        return published;
+    }
+
+    @Test
+    void replayedBatchedLogGivesThePipelinesCountsAndWindows() throws Exception {
+        OrtStairClassifier classifier = new OrtStairClassifier(new byte[] {1, 2, 3}, "stairs.onnx");
+        assertEquals(30.0, classifier.config().rateHz);
+        StepCounts counts = new StepCounts();
+        long[] published = published(counts);
         SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, counts, 5_000_000);
         FakeSensorManager manager = new FakeSensorManager(true);
         stream.register(manager, new Handler(null));
@@ -398,11 +404,7 @@ class SensorStreamTest {
         OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "stairs.onnx");
         assertEquals(3, classifier.config().voteSteps);
         StepCounts counts = new StepCounts();
-        long[] published = new long[2];
-        counts.addListener((steps, stairSteps) -> {
-            published[0] = steps;
-            published[1] = stairSteps;
-        });
+        long[] published = published(counts);
         SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, counts, 5_000_000);
         FakeSensorManager manager = new FakeSensorManager(true);
         Handler handler = new Handler(null);
