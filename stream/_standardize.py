@@ -133,6 +133,9 @@ class Standardizer:
         self.config = config
         self.method = method
         self.rate_hz = rate_hz
+        # push checks these per sample: three flags, not the method's list of names
+        needed = _STREAMS_NEEDED.get(method, ())
+        self._needs_gyro, self._needs_rotvec, self._needs_linacc = (n in needed for n in ("gyro", "rotvec", "linacc"))
         self.reset()
 
     def reset(self):
@@ -187,7 +190,8 @@ class Standardizer:
 
     def push(self, t_ns, acc, gyro=None, rotvec=None, linacc=None):
         method = self.method
-        if method in _STREAMS_NEEDED:
+        if ((rotvec is None and self._needs_rotvec) or (gyro is None and self._needs_gyro)
+                or (linacc is None and self._needs_linacc)):
             self._check_streams(gyro, rotvec, linacc)
         q = rotvec
         if self._ahrs is not None:
