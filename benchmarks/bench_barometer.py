@@ -10,10 +10,11 @@ barometer of its own noise, resolution, offset, drift and door steps drawn per p
 :data:`VARIANTS` says, from the real IPIN logs of the trials outside the fold under test:
 
 * ``simulated``: the simulated people only;
-* ``+ IPIN walking``: and the level walking between the first and last way-point, what
-  ``stairsense train SIMULATED ../shared/data/ipin-hand-baro --barometer`` trains on;
-* ``+ IPIN walking and calibration``: and the calibration opening as not stairs, which ``train``
-  cannot do (the loader leaves the opening unlabelled): how much labelling it would buy.
+* ``+ IPIN walking``: and the level walking between the first and last way-point only (the
+  opening left out: what it buys to train on it);
+* ``+ IPIN walking and calibration``: and the calibration opening as not stairs (the loader labels
+  it HANDLING): every labelled IPIN window, what
+  ``stairsense train SIMULATED ../shared/data/ipin-hand-baro --barometer`` trains on.
 
 Figures, each model beside its accelerometer-only twin:
 
@@ -139,9 +140,9 @@ def fit_folds(config, w: Windows, variant: str, ipin_folds: list[np.ndarray]) ->
     models = []
     for held_out in ipin_folds:
         other = ~held_out[w.ipin.log_index]
-        extra = other & w.ipin_walk & (w.ipin.y == NO_STAIR)
-        if variant == "+ IPIN walking and calibration":
-            extra |= other & w.ipin_calibration
+        extra = other & (w.ipin.y == NO_STAIR)  # the walk and the opening, both labelled
+        if variant == "+ IPIN walking":
+            extra &= w.ipin_walk
         X = np.vstack([w.train.X, w.ipin.X[extra]])
         y = np.concatenate([w.train.y, np.full(int(extra.sum()), NO_STAIR, dtype=w.train.y.dtype)])
         models.append(TRAIN_DEFAULTS.replace(config=config).fit(X, y, w.train.feature_names))
@@ -306,12 +307,11 @@ def main(argv=None):
         "What each model is trained on:",
         "",
         "* **simulated**: the simulated people only (`stairsense train floors.csv.gz --barometer`); one model.",
-        "* **+ IPIN walking**: and the level walking of the IPIN trials outside the tested fold "
-        "(`stairsense train floors.csv.gz ../shared/data/ipin-hand-baro --barometer`); one model per fold, "
-        "simulated person i tested by fold i mod 5's model.",
-        "* **+ IPIN walking and calibration**: and the calibration openings of those trials as not stairs. "
-        "`stairsense train` cannot do this (the loader leaves the opening unlabelled): research, to size what "
-        "labelling it would buy.",
+        "* **+ IPIN walking**: and the level walking of the IPIN trials outside the tested fold, their "
+        "calibration openings left out; one model per fold, simulated person i tested by fold i mod 5's model.",
+        "* **+ IPIN walking and calibration**: and those openings too, as not stairs (the loader labels them "
+        "HANDLING): every labelled window of those trials, what `stairsense train floors.csv.gz "
+        "../shared/data/ipin-hand-baro --barometer` trains on.",
         "",
         "## Simulated held-out people",
         "",

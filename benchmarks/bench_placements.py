@@ -33,9 +33,9 @@ tested once per protocol, by a model that never saw its subject):
   decided STAIR) are within ±2 of 10; and, for the step counter, all kept windows within ±2 of 10
   beside the plain counter (``_plain_counter.PlainCounter()`` at its constructor defaults).
 * **IPIN calibration opening** (the phone waved, then held still, before the first way-point; its
-  own case, no target): share of kept windows there decided STAIR. These windows are test-only:
-  ``stairsense train`` drops them (unlabelled; ``recording_windows(keep_unlabelled=True)`` keeps
-  them), so no model trains on them.
+  own case, no target): share of kept windows there decided STAIR. The loader labels the opening
+  HANDLING, not stairs, so it is data like any other: a model trains on it when IPIN is in its
+  training folds, as ``stairsense train`` does, and IPIN is tested only by models that never saw it.
 
 The peer is the issue's: a random forest (200 trees, ``bench_robustness``'s) on fixed 2.56 s windows
 (50 % overlap, every log resampled to 50 Hz), features by ``bench_robustness._fixed_window_features``
@@ -125,15 +125,11 @@ class Table:
     subject: np.ndarray
     log: np.ndarray  # global log id
     walking: np.ndarray  # every sample labelled WALKING
-    calibration: np.ndarray  # IPIN's calibration opening: test-only
+    calibration: np.ndarray  # IPIN's calibration opening (HANDLING), scored apart
     X_gyro: np.ndarray | None = None  # the peer's acc + gyro features (NaN rows where no gyroscope)
     centre_ns: np.ndarray | None = None  # the peer's window centres (to place plain-counter steps)
     t_start_ns: np.ndarray | None = None  # our step windows' times (for the vote)
     t_end_ns: np.ndarray | None = None
-
-    @property
-    def trainable(self) -> np.ndarray:
-        return ~self.calibration
 
     @classmethod
     def concatenate(cls, parts: list[Table]) -> Table:
@@ -163,12 +159,9 @@ def load_sets(train: TrainRecipe, progress: bool) -> tuple[Table, list[Recording
     parts, recordings, info = [], [], {}
     for set_name, folder in SETS:
         started = time.perf_counter()
-        # IPIN's calibration opening is unlabelled: kept here, its windows are scored apart (test only)
-        opening = set_name == "ipin"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # Oxford's patient folders without accelerometer.csv
-            found = recording_windows([str(data_dir(*folder))], train.config, keep_unlabelled=opening,
-                                      progress=progress)
+            found = recording_windows([str(data_dir(*folder))], train.config, progress=progress)
         ds, logs, methods = found.dataset, found.logs, found.orientation_methods
         offset = len(recordings)
         for log in logs:
@@ -176,18 +169,12 @@ def load_sets(train: TrainRecipe, progress: bool) -> tuple[Table, list[Recording
             recordings.append(Recording(set_name, _subject(set_name, meta, Path(meta.get("path", "?")).name),
                                         str(meta.get("placement", "unknown")).lower(), log,
                                         str(meta.get("activity_code", ""))))
-        calibration = np.zeros(len(ds), bool)
-        if opening:
-            walk_start = np.array([logs[i].meta["walk_ns"][0] for i in ds.log_index], dtype=np.int64)
-            calibration = ds.t_end_ns < walk_start
-        keep = (ds.y != AMBIGUOUS) | calibration
-        y = np.where(calibration, 0, ds.y)[keep]  # the opening is scored as NO_STAIR
-        li = ds.log_index[keep]
+        li = ds.log_index
         rec = [recordings[offset + i] for i in li]
-        parts.append(Table(ds.X[keep], y.astype(int), ds.direction[keep], np.full(li.size, set_name, object),
+        parts.append(Table(ds.X, ds.y.astype(int), ds.direction, np.full(li.size, set_name, object),
                            np.array([r.placement for r in rec], object), np.array([r.subject for r in rec], object),
-                           li + offset, ds.activity[keep] == int(Activity.WALKING), calibration[keep],
-                           t_start_ns=ds.t_start_ns[keep], t_end_ns=ds.t_end_ns[keep]))
+                           li + offset, ds.activity == int(Activity.WALKING), ds.activity == int(Activity.HANDLING),
+                           t_start_ns=ds.t_start_ns, t_end_ns=ds.t_end_ns))
         info[set_name] = {"logs": len(logs), "windows": int(np.sum(ds.y != AMBIGUOUS)),
                           "stair": int(np.sum(ds.y == STAIR)), "ambiguous": ds.n_ambiguous,
                           "rejected": ds.n_rejected, "orientation": methods,
@@ -213,12 +200,9 @@ def peer_windows(recordings: list[Recording]) -> Table:
         n = idx.shape[1]
         y, direction = window_labels(log.label, idx.ravel(), np.arange(0, idx.size + 1, n))
         t_first, t_last = log.t_ns[idx[:, 0]], log.t_ns[idx[:, -1]]
-        calibration = np.zeros(y.size, bool)
-        if r.set == "ipin":  # wholly in the opening: unlabelled, scored apart as NO_STAIR, never trained on
-            calibration = t_last < r.log.meta["walk_ns"][0]
-            y[calibration] = 0
         good = y != AMBIGUOUS
         walking = (log.label[idx] == int(Activity.WALKING)).all(1)
+        calibration = (log.label[idx] == int(Activity.HANDLING)).all(1)
         m = int(good.sum())
         parts.append(Table(acc[good], (y[good] == STAIR).astype(int), direction[good], np.full(m, r.set, object),
                            np.full(m, r.placement, object), np.full(m, r.subject, object), np.full(m, g),
@@ -277,7 +261,7 @@ def run_protocol(name, folds, ours: Table, peer: Table, train: TrainRecipe, feat
     for label, test, peer_test in folds:
         if not test.any():
             continue
-        pick = capped(np.flatnonzero(~test & ours.trainable), strata, max_train, rng)
+        pick = capped(np.flatnonzero(~test), strata, max_train, rng)
         cpu = time.process_time()
         model = train.fit(ours.X[pick], ours.y[pick], feature_names, groups=ours.subject[pick])
         run.fit_s.append(time.process_time() - cpu)
@@ -285,7 +269,7 @@ def run_protocol(name, folds, ours: Table, peer: Table, train: TrainRecipe, feat
         run.ours[test] = model.predict(ours.X[test])
         for peer_name, X, usable in (("RF acc", peer.X, np.ones(peer.y.size, bool)),
                                      ("RF acc + gyro", peer.X_gyro, has_gyro)):
-            pick = capped(np.flatnonzero(~peer_test & peer.trainable & usable), peer_strata, max_train, rng)
+            pick = capped(np.flatnonzero(~peer_test & usable), peer_strata, max_train, rng)
             rf = RandomForestClassifier(trees, n_jobs=1, random_state=0).fit(X[pick], peer.y[pick])
             where = peer_test & usable
             if where.any():
@@ -509,7 +493,7 @@ def main(argv=None):
                              "unlabelled)", "rejected by the duration filter", "orientation (auto)"], rows,
                             "lrrrrrrl")
     n_open = int(ours.calibration.sum())
-    lines += ["", f"Plus {n_open} kept windows in IPIN's calibration openings (test only). The peer's fixed "
+    lines += ["", f"Of the kept windows, {n_open} are in IPIN's calibration openings (HANDLING). The peer's fixed "
               f"windows: {peer.y.size} labelled ({int(peer.y.sum())} STAIR).", ""]
     figures = {}
     for name, run in runs.items():

@@ -90,6 +90,10 @@ class Activity(enum.IntEnum):
     14–19 move a person up or down without stair steps (issue 24, "Simulator"): standing in a lift
     or on an escalator, walking level-gait steps up or down a ramp. None of them is a stair
     activity; the simulator produces them, and a recording may label them.
+
+    ``HANDLING`` (20) is a device handled rather than carried on a walk: waved about, turned over,
+    then held still, as in IPIN's calibration opening (:func:`~stairsense.stream.load_ipin`). Not
+    stairs, so a model trains on it as a negative.
     """
 
     UNLABELLED = 0
@@ -112,6 +116,7 @@ class Activity(enum.IntEnum):
     ESCALATOR_DOWN = 17
     RAMP_UP = 18
     RAMP_DOWN = 19
+    HANDLING = 20
 
 
 #: Activities whose windows are labelled STAIR (spec §3.1: both directions are STAIR, and so are

@@ -515,9 +515,9 @@ def load_ipin(path: str | Path) -> SensorLog:
         Accelerometer (m/s², about 50 Hz) at its ``SensorTimestamp``; gyroscope (rad/s, 50 or
         100 Hz) and air pressure (``pressure``, mbar = hPa, 6 or 10 Hz) merged onto it. Samples from
         the first to the last ``POSI`` way-point are WALKING (level walking with turns and pauses:
-        every log is on one floor); the rest is UNLABELLED: the calibration opening (the phone
-        waved, then held still), whose span ``meta["calibration_ns"]`` gives, and the seconds after
-        the last way-point. ``meta`` also has ``walk_ns``, ``waypoints``, ``floors``, ``trial``,
+        every log is on one floor); those before it are HANDLING: the calibration opening (the
+        phone waved, then held still), whose span ``meta["calibration_ns"]`` gives; the seconds
+        after the last way-point are UNLABELLED. ``meta`` also has ``walk_ns``, ``waypoints``, ``floors``, ``trial``,
         ``repetition``, ``device`` and ``subject`` ``"ipin-2023-t3"``: the logs do not name their
         walkers, so all count as one subject and leave-subjects-out never tests on a walker it
         trained on.
@@ -551,7 +551,8 @@ def load_ipin(path: str | Path) -> SensorLog:
     t_acc, acc = streams.pop("acc")
     offset_ns = float(np.median(np.asarray(rows["ACCE"][0]) - np.asarray(rows["ACCE"][1]))) * 1e9
     walk = [int(round(posi[0][0] * 1e9 - offset_ns)), int(round(posi[-1][0] * 1e9 - offset_ns))]
-    label = np.where((t_acc >= walk[0]) & (t_acc <= walk[1]), int(Activity.WALKING), int(Activity.UNLABELLED))
+    label = np.select([t_acc < walk[0], t_acc <= walk[1]], [int(Activity.HANDLING), int(Activity.WALKING)],
+                      int(Activity.UNLABELLED))
     meta = {"dataset": "ipin", "source": "IPIN 2023 competition track 3", "path": str(path),
             "subject": "ipin-2023-t3", "trial": int(match[1]), "repetition": int(match[2]), "placement": "hand",
             "device": _IPIN_MODELS.get(model, model), "label_scope": "sample", "walk_ns": walk,

@@ -160,11 +160,20 @@ def test_ipin_walk_calibration_and_pressure(data_dir):
     assert 950 < log.pressure.min() and log.pressure.max() < 1050 and log.gyro is not None
     offset = np.median(acce[:, 0] - acce[:, 1])
     walking = (log.t_ns / 1e9 >= posi[0] - offset - 1e-6) & (log.t_ns / 1e9 <= posi[-1] - offset + 1e-6)
-    np.testing.assert_array_equal(log.label, np.where(walking, Activity.WALKING, Activity.UNLABELLED))
+    opening = log.t_ns / 1e9 < posi[0] - offset - 1e-6
+    np.testing.assert_array_equal(log.label, np.select([opening, walking], [Activity.HANDLING, Activity.WALKING],
+                                                       Activity.UNLABELLED))
     calibration = log.meta["calibration_ns"]
     assert 50 < (calibration[1] - calibration[0]) / 1e9 < 70 and calibration[1] == log.meta["walk_ns"][0]
     assert log.meta["floors"] == [0] and log.meta["waypoints"] == 12 and log.meta["placement"] == "hand"
     assert 48 < _mean_rate(log) < 51 and 9.0 < np.median(np.linalg.norm(log.acc[walking], axis=1)) < 10.6
+    # the opening trains as not stairs: its windows are labelled, not left out as ambiguous
+    from stairsense.features import NO_STAIR, window_dataset
+    from stairsense.stream import PipelineConfig
+
+    ds = window_dataset([log], PipelineConfig())
+    handled = ds.activity == Activity.HANDLING
+    assert handled.sum() > 20 and (ds.y[handled] == NO_STAIR).all() and (ds.t_start_ns[handled] < calibration[1]).all()
 
 
 @realdata
