@@ -10,6 +10,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import make_moons
 
 from stairsense.cli import main
@@ -74,6 +76,42 @@ def test_restricted_selector_keeps_only_allowed_columns():
     support = sel.get_support()
     assert support.sum() == 2 and not (support & ~allowed).any()
     assert RestrictedSelector(EasyMKLSelector(k=10), allowed).fit(X, y).get_support().tolist() == allowed.tolist()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 6), st.lists(st.booleans(), min_size=8, max_size=8))
+def test_required_columns_are_kept_beside_the_top_k_of_the_others(seed, k, required):
+    """Oracle: the support is the required columns plus the top k EasyMKL ranks when fitted on
+    the other columns alone (a plain EasyMKLSelector on that sub-matrix)."""
+    from stairsense.models import EasyMKLSelector
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(80, 8))
+    y = (X[:, 0] - X[:, 5] + 0.5 * rng.normal(size=80) > 0).astype(int)
+    required = np.asarray(required)
+    support = RestrictedSelector(EasyMKLSelector(k=k), required=required).fit(X, y).get_support()
+    expected = required.copy()
+    others = np.flatnonzero(~required)
+    if others.size > k:
+        expected[others] = EasyMKLSelector(k=k).fit(X[:, others], y).get_support()
+    else:
+        expected[others] = True
+    assert support.tolist() == expected.tolist()
+
+
+def test_a_barometer_recipe_keeps_the_height_features():
+    """train's pipeline keeps the 5 height features whatever EasyMKL makes of them, beside its k."""
+    from stairsense.features import HEIGHT_NAMES
+    from stairsense.models import TRAIN_DEFAULTS
+
+    rng = np.random.default_rng(1)
+    names = [f"f{i}" for i in range(12)] + list(HEIGHT_NAMES)
+    X = rng.normal(size=(200, len(names)))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)  # the height columns are noise
+    recipe = TRAIN_DEFAULTS.replace(k=3, n_landmarks=20)
+    support = recipe.pipeline(names).fit(X, y).named_steps["select"].get_support()
+    assert support[-len(HEIGHT_NAMES):].all() and support[:12].sum() == 3
+    assert recipe.pipeline(names[:12]).fit(X[:, :12], y).named_steps["select"].get_support().sum() == 3
 
 
 @pytest.fixture(scope="module")

@@ -204,21 +204,30 @@ def _subsample(index, y, limit, rng):
 def _fold_models(config, X, y, feature_names, ks, n_landmarks=Protocol.n_landmarks):
     """``(k, StairstepModel)`` for every k, fitted on one fold: the scaler and EasyMKL's feature
     ranking do not depend on k (the selector keeps the top k of one ranking), so they are fitted
-    once and only KOMD is fitted per k — the same models as fitting each pipeline from scratch."""
+    once and only KOMD is fitted per k — the same models as fitting each pipeline from scratch.
+    A barometer configuration's pipeline keeps its height features beside the top k (a
+    :class:`~stairsense.models.stairstep.RestrictedSelector`, as ``train`` fits it); its selector is fitted
+    per k (one EasyMKL solve each, seconds)."""
     from copy import deepcopy
 
     from sklearn.base import clone
 
     from stairsense.models import TRAIN_DEFAULTS, StairstepModel
+    from stairsense.models.stairstep import RestrictedSelector
 
     recipe = TRAIN_DEFAULTS.replace(n_landmarks=n_landmarks)
-    template = recipe.replace(k=max(ks)).pipeline()
+    template = recipe.replace(k=max(ks)).pipeline(feature_names)
     (scale_name, scaler), (select_name, selector), (komd_name, komd) = template.steps
     scaled = scaler.fit_transform(X, y)
-    selector.fit(scaled, y)
+    shared_ranking = not isinstance(selector, RestrictedSelector)
+    if shared_ranking:
+        selector.fit(scaled, y)
     for k in ks:
-        pipeline = recipe.replace(k=k).pipeline()
-        chosen = deepcopy(selector).set_params(k=k)
+        pipeline = recipe.replace(k=k).pipeline(feature_names)
+        if shared_ranking:
+            chosen = deepcopy(selector).set_params(k=k)
+        else:
+            chosen = pipeline.named_steps[select_name].fit(scaled, y)
         fitted_komd = clone(komd).fit(chosen.transform(scaled), y)
         pipeline.steps = [(scale_name, scaler), (select_name, chosen), (komd_name, fitted_komd)]
         yield k, StairstepModel(pipeline, config, feature_names, {"n_windows": int(len(y))})

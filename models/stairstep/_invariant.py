@@ -45,14 +45,19 @@ def heading_invariant_mask(feature_names: Sequence[str]) -> np.ndarray:
 
 
 class RestrictedSelector(SelectorMixin, BaseEstimator):
-    """Run ``selector`` on the ``allowed`` columns only; everything else is dropped.
+    """Run ``selector`` on the ``allowed`` columns only and keep the ``required`` ones beside its
+    choice; everything else is dropped.
 
     Parameters
     ----------
     selector : SelectorMixin
-        Fitted on ``X[:, allowed]`` (a clone); ``None`` keeps every allowed column.
-    allowed : array-like of bool, shape (n_features,)
-        Columns the selector may choose from.
+        Fitted on the allowed columns that are not required (a clone); ``None`` keeps every
+        allowed column.
+    allowed : array-like of bool, shape (n_features,), optional
+        Columns the selector may choose from; ``None``: every column.
+    required : array-like of bool, shape (n_features,), optional
+        Columns kept whatever the selector ranks them (the barometer's height features:
+        :meth:`~stairsense.models.TrainRecipe.pipeline`); ``None``: none.
 
     Examples
     --------
@@ -61,28 +66,33 @@ class RestrictedSelector(SelectorMixin, BaseEstimator):
     >>> sel = RestrictedSelector(SelectKBest(k=1), [True, False, True, False]).fit(X, y)
     >>> sel.get_support().tolist().count(True), bool(sel.get_support()[1] or sel.get_support()[3])
     (1, False)
+    >>> kept = RestrictedSelector(SelectKBest(k=1), required=[False, False, False, True]).fit(X, y)
+    >>> kept.get_support().sum(), bool(kept.get_support()[3])
+    (np.int64(2), True)
     """
 
-    def __init__(self, selector=None, allowed=None):
+    def __init__(self, selector=None, allowed=None, required=None):
         self.selector = selector
         self.allowed = allowed
+        self.required = required
 
     def fit(self, X, y=None):
         X = validate_data(self, X, dtype=np.float64)
         allowed = np.ones(X.shape[1], bool) if self.allowed is None else np.asarray(self.allowed, bool)
-        if allowed.shape != (X.shape[1],) or not allowed.any():
-            raise ValueError(f"allowed must be {X.shape[1]} booleans with at least one True, got shape "
-                             f"{allowed.shape} with {int(allowed.sum())} True")
-        support = allowed.copy()
-        if self.selector is not None:
-            k = getattr(self.selector, "k", None)
-            if isinstance(k, (int, np.integer)) and k >= allowed.sum():
-                self.selector_ = None  # keeps every allowed column; skip the ranking
-            else:
-                self.selector_ = clone(self.selector).fit(X[:, allowed], y)
-                support[allowed] = self.selector_.get_support()
-        else:
-            self.selector_ = None
+        required = np.zeros(X.shape[1], bool) if self.required is None else np.asarray(self.required, bool)
+        for name, mask in (("allowed", allowed), ("required", required)):
+            if mask.shape != (X.shape[1],):
+                raise ValueError(f"{name} must be {X.shape[1]} booleans, got shape {mask.shape}")
+        ranked = allowed & ~required
+        if not (ranked | required).any():
+            raise ValueError(f"allowed and required keep no column of {X.shape[1]}: give at least one True")
+        support = allowed | required
+        self.selector_ = None
+        k = getattr(self.selector, "k", None)
+        # with k at least the columns to rank, the selector would keep them all: skip the ranking
+        if self.selector is not None and ranked.any() and not (isinstance(k, (int, np.integer)) and k >= ranked.sum()):
+            self.selector_ = clone(self.selector).fit(X[:, ranked], y)
+            support[ranked] = self.selector_.get_support()
         self.support_ = support
         return self
 

@@ -105,7 +105,7 @@ def package_version() -> str:
 
 
 def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, tol=1e-8,
-                            random_state=None, n_landmarks=None, allowed=None) -> Pipeline:
+                            random_state=None, n_landmarks=None, allowed=None, required=None) -> Pipeline:
     """The stair-step classifier: [-1, 1] scaling, EasyMKL top-k selection, RBF KOMD.
 
     Spec §3.6 (scaling fitted on training windows only, clipped at inference), §3.9 (EasyMKL over
@@ -133,6 +133,9 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
     allowed : array-like of bool, optional
         Columns the selector may choose from (:class:`RestrictedSelector`), e.g.
         :func:`heading_invariant_mask` of the feature names; ``None`` allows every column.
+    required : array-like of bool, optional
+        Columns kept beside the selector's ``k`` whatever their rank (:class:`RestrictedSelector`),
+        e.g. the barometer's height features; ``None`` requires none.
 
     Returns
     -------
@@ -149,8 +152,8 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
     """
     return Pipeline([
         ("scale", make_feature_scaler()),
-        ("select", EasyMKLSelector(lam=selector_lam, k=k) if allowed is None else
-         RestrictedSelector(EasyMKLSelector(lam=selector_lam, k=k), allowed)),
+        ("select", EasyMKLSelector(lam=selector_lam, k=k) if allowed is None and required is None else
+         RestrictedSelector(EasyMKLSelector(lam=selector_lam, k=k), allowed, required)),
         ("komd", KOMDClassifier(lam=lam, kernel="rbf", gamma=gamma, tol=tol, random_state=random_state)
          if n_landmarks is None else
          NystroemKOMDClassifier(n_landmarks=n_landmarks, lam=lam, gamma=gamma, tol=tol, random_state=random_state)),
