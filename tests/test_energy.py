@@ -363,19 +363,24 @@ def test_optimise_cli_writes_front_and_a_config_train_accepts(labelled_logs, tmp
     assert "no configuration meets --budget" in err and err.count("\n") == 0
 
 
-@pytest.mark.parametrize("n_landmarks", [None, 40])
-def test_fold_models_equal_pipelines_fitted_from_scratch(n_landmarks):
-    """The optimiser fits the scaler and EasyMKL ranking once per fold and KOMD per k; that must be
-    the very model ``make_stairstep_pipeline(k)`` fits from scratch (exact and Nyström KOMD)."""
+@pytest.mark.parametrize("n_landmarks, barometer", [(None, False), (40, False), (40, True)])
+def test_fold_models_equal_pipelines_fitted_from_scratch(n_landmarks, barometer):
+    """The optimiser fits the scaler (and, without a barometer, EasyMKL's ranking) once per fold and
+    the rest per k; that must be the very model ``train``'s recipe fits from scratch (exact and
+    Nyström KOMD; a barometer configuration keeps its height features beside the top k)."""
     from stairsense.export.energy._optimise import _fold_models
     from stairsense.models import TRAIN_DEFAULTS
+    from stairsense.stream.simulate import Barometer
 
-    data = window_dataset([simulate(minutes=2, rate_hz=30, seed=60 + s) for s in range(2)], THESIS)
-    for k, model in _fold_models(THESIS, data.X, data.y, data.feature_names, [3, 10, 79], n_landmarks):
-        reference = StairstepModel.train(make_stairstep_pipeline(k=k, lam=TRAIN_DEFAULTS.lam, gamma=TRAIN_DEFAULTS.gamma,
-                                                                 n_landmarks=n_landmarks, random_state=0),
-                                         data.X, data.y, config=THESIS, feature_names=data.feature_names)
+    config = THESIS.replace(barometer=True, step_context=5) if barometer else THESIS
+    logs = [simulate(minutes=2, rate_hz=30, seed=60 + s, barometer=Barometer() if barometer else None) for s in range(2)]
+    data = window_dataset(logs, config)
+    for k, model in _fold_models(config, data.X, data.y, data.feature_names, [3, 10, 79], n_landmarks):
+        recipe = TRAIN_DEFAULTS.replace(config=config, k=k, n_landmarks=n_landmarks)
+        reference = recipe.fit(data.X, data.y, data.feature_names)
         np.testing.assert_array_equal(model.decision_function(data.X), reference.decision_function(data.X))
+        kept = np.asarray(data.feature_names)[model.pipeline.named_steps["select"].get_support()]
+        assert len(kept) == k + 5 * barometer
 
 
 @pytest.fixture(scope="module")
