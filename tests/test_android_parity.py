@@ -488,11 +488,21 @@ def test_a_barometer_model_decides_on_the_phone_as_in_python(java, tmp_path, bar
 
     write_log(log, tmp_path / "log.csv")
     save_model(model, tmp_path / "baro.ssm")
+    # The phone's climb counter: the pipeline fed those decisions, voted and counted on the Java core.
+    climbed = java.run(tmp_path / "baro.metadata.json", "auto", log.rate_hz, tmp_path / "log.bin", tmp_path / "climb",
+                       decisions=phone)
+    assert climbed.error is None and climbed.climb is not None
     for replayed in (tmp_path / "baro.ssm", path):  # Python's replay, with the trained model and with the file
         assert main(["replay", str(tmp_path / "log.csv"), "--model", str(replayed), "--json"]) == 0
         report = json.loads(capsys.readouterr().out)
         assert report["model"] == "with barometer" and report["kept"] == got.steps
         assert report["stair_steps"] == stairs
+        up, down, metres_up, metres_down, floors_up, floors_down = climbed.climb
+        assert (up, down, floors_up, floors_down) == (report["stair_steps_up"], report["stair_steps_down"],
+                                                      report["floors_ascended"], report["floors_descended"])
+        np.testing.assert_allclose([metres_up, metres_down], [report["metres_climbed"], report["metres_descended"]],
+                                   rtol=0, atol=1e-9)
+    assert metres_up > 2.0 and metres_down > 1.0  # the walk climbs 2 floors and descends 1: the figures can differ
 
 
 def test_a_barometer_model_needs_pressure_and_an_accelerometer_only_one_ignores_it(java, tmp_path, barometer_model,

@@ -68,10 +68,11 @@ class JavaRun:
     error: str | None
     step_context: np.ndarray | None = None  # (kept windows, 36) when the configuration has step_context > 0
     height: np.ndarray | None = None  # (kept windows, 5) when the configuration has barometer
+    climb: tuple | None = None  # (up, down, climbed_m, descended_m, floors_up, floors_down): run with decisions
 
 
 def read_run(prefix: Path) -> JavaRun:
-    restarts, windows, steps, error, segment, context, height = [], [], None, None, 0, [], []
+    restarts, windows, steps, error, segment, context, height, climb = [], [], None, None, 0, [], [], None
     for line in Path(f"{prefix}.windows.txt").read_text().splitlines():
         kind, _, rest = line.partition(" ")
         if kind == "R":
@@ -84,6 +85,9 @@ def read_run(prefix: Path) -> JavaRun:
             context.append([float(v) for v in rest.split()])
         elif kind == "H":
             height.append([float(v) for v in rest.split()])
+        elif kind == "M":
+            up, down, climbed, descended, floors_up, floors_down = rest.split()
+            climb = (int(up), int(down), float(climbed), float(descended), int(floors_up), int(floors_down))
         elif kind == "C":
             steps = int(rest)
         elif kind == "E":
@@ -91,7 +95,7 @@ def read_run(prefix: Path) -> JavaRun:
     samples = np.fromfile(f"{prefix}.samples.bin", dtype=SAMPLE_DTYPE)
     step_context = np.array(context, dtype=np.float64).reshape(-1, 36) if context else None
     heights = np.array(height, dtype=np.float64).reshape(-1, 5) if height else None
-    return JavaRun(restarts, windows, samples, steps, error, step_context, heights)
+    return JavaRun(restarts, windows, samples, steps, error, step_context, heights, climb)
 
 
 class JavaCore:
@@ -110,8 +114,15 @@ class JavaCore:
         if answer not in ok:
             raise RuntimeError(f"ParityDriver failed ({answer!r}) on {args}")
 
-    def run(self, config_json: Path, method: str, native_rate_hz: float, raw: Path, prefix: Path) -> JavaRun:
-        self._request(str(config_json), method, repr(float(native_rate_hz)), str(raw), str(prefix),
+    def run(self, config_json: Path, method: str, native_rate_hz: float, raw: Path, prefix: Path,
+            decisions=None) -> JavaRun:
+        """The pipeline on a raw log; with ``decisions`` (one per kept window, 1 = STAIR) its classifier
+        answers those, and the run ends with a flush (``JavaRun.climb`` for a barometer model)."""
+        extra = []
+        if decisions is not None:
+            np.asarray(decisions, dtype=np.int8).tofile(f"{prefix}.decisions.bin")
+            extra = [f"{prefix}.decisions.bin"]
+        self._request(str(config_json), method, repr(float(native_rate_hz)), str(raw), str(prefix), *extra,
                       ok=("done 0", "done 3"))
         return read_run(prefix)
 

@@ -25,6 +25,10 @@ package org.stairsense.core;
  * the log, the pipeline at a restart after a gap and at {@link #flush} (the sensor stream stopped).
  * With {@code vote_steps = 1} every window is decided as it closes.
  *
+ * <p>A model that reads the barometer also counts stair steps up and down, metres and floors from
+ * the voted decisions ({@link ClimbCounter}, fed each decided window's height features as replay
+ * feeds its climb counter); {@link #climb} reads them.
+ *
  * <p>Not thread-safe: call {@link #push} and {@link #flush} from one thread (the sensor thread).
  */
 public final class Pipeline {
@@ -90,6 +94,12 @@ public final class Pipeline {
     private final WindowRows rows;
     private final WindowClassifier classifier;
     private final StepVote vote;
+    private final ClimbCounter climb;  // null without barometer
+    // Per kept window until the vote decides it (at most vote_steps wait): what the climb counter reads.
+    private final double[] waitingChangeM;
+    private final double[] waitingHeightM;
+    private final long[] waitingStartNs;
+    private final long[] waitingEndNs;
     private final Listener listener;
     private final double maxGapNs;
     private final int columns;
@@ -101,6 +111,7 @@ public final class Pipeline {
     private long steps;
     private long stairSteps;
     private long decidedSteps;  // kept windows the vote has decided
+    private long votedSteps;  // kept windows handed to the vote
     private final long[] byStatus = new long[WindowStatus.values().length];
 
     /**
@@ -119,6 +130,12 @@ public final class Pipeline {
         this.rows = new WindowRows(config, columns, nativeRateHz);
         this.classifier = classifier;
         this.vote = new StepVote(config.voteSteps, config.stepContextGapS);
+        this.climb = config.barometer ? new ClimbCounter(config.stepContext, config.stepContextGapS) : null;
+        int waiting = climb == null ? 0 : config.voteSteps;
+        this.waitingChangeM = new double[waiting];
+        this.waitingHeightM = new double[waiting];
+        this.waitingStartNs = new long[waiting];
+        this.waitingEndNs = new long[waiting];
         this.listener = listener;
         this.maxGapNs = config.maxGapS * 1e9;
     }
@@ -171,6 +188,9 @@ public final class Pipeline {
 
     private void restart(long tNs) {
         count(vote.flush());  // the old segment's runs ended with it, as replay's segments do
+        if (climb != null) {
+            climb.newSegment();
+        }
         frontEnd.reset();
         rows.reset();
         if (resampler != null) {
@@ -209,6 +229,14 @@ public final class Pipeline {
             listener.onWindow(window, stair);
         }
         if (window.kept() && classifier != null) {
+            if (climb != null) {
+                int slot = (int) (votedSteps % waitingHeightM.length);
+                waitingChangeM[slot] = rows.heightFeatures()[HeightContext.N_FEATURES - 1];  // ctx_height_change_m
+                waitingHeightM[slot] = rows.heightM();
+                waitingStartNs[slot] = window.tStartNs();
+                waitingEndNs[slot] = window.tEndNs();
+            }
+            votedSteps++;
             count(vote.push(stair, window.tStartNs(), window.tEndNs()));
         }
     }
@@ -219,6 +247,10 @@ public final class Pipeline {
             boolean stair = vote.decided(k);
             if (stair) {
                 stairSteps++;
+            }
+            if (climb != null) {
+                int slot = (int) (decidedSteps % waitingHeightM.length);
+                climb.push(stair, waitingChangeM[slot], waitingHeightM[slot], waitingStartNs[slot], waitingEndNs[slot]);
             }
             if (listener != null) {
                 listener.onStairDecision(decidedSteps, stair);
@@ -264,6 +296,14 @@ public final class Pipeline {
      */
     public long stairSteps() {
         return stairSteps;
+    }
+
+    /**
+     * Stair steps up and down, metres and floors of the decided windows, or null when the model
+     * reads no barometer (an accelerometer cannot tell up from down).
+     */
+    public ClimbCounter climb() {
+        return climb;
     }
 
     /** Windows closed with this status (KEPT, or the duration filter's reason). */

@@ -26,6 +26,7 @@ public final class WindowRows {
     private double[] b = new double[0];
     private final float[] context = new float[StepContext.N_FEATURES];
     private final float[] height = new float[HeightContext.N_FEATURES];
+    private double heightM = Double.NaN;
 
     /**
      * @param config the model's configuration
@@ -85,6 +86,7 @@ public final class WindowRows {
         if (heightContext != null) {
             tail.heights(window.start, window.stop, a, b);
             toFloat(heightContext.push(a, b, rows, window.tStartNs, window.tEndNs), height);
+            heightM = a[rows - 1];
         }
     }
 
@@ -125,5 +127,13 @@ public final class WindowRows {
     /** The same features in double, or null without barometer; reused. */
     public double[] heightFeatures() {
         return heightContext == null ? null : heightContext.features;
+    }
+
+    /**
+     * The height filter's height (m) at the last closed window's last sample, the level its climbs
+     * are measured between (replay's {@code WindowRows.height_m}); NaN without barometer.
+     */
+    public double heightM() {
+        return heightM;
     }
 }

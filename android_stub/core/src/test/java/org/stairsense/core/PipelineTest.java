@@ -12,6 +12,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class PipelineTest {
+    private static final double HEIGHT_HPA_PER_M = 0.12;  // near sea level
     /** Records what the pipeline reports, for oracles computed from the standardized samples. */
     private static final class Recorder implements Pipeline.Listener {
         final List<double[]> samples = new ArrayList<>();
@@ -211,6 +212,34 @@ class PipelineTest {
         assertEquals(before, pipeline.samples());
         pipeline.push(t, walk.raw);  // the same row with its pressure: the refusals changed nothing
         assertEquals(before + 1, pipeline.samples());
+    }
+
+    @Test
+    void aBarometerModelCountsTheClimbOfItsVotedStairSteps() {
+        String baro = "\"step_context\": 5, \"step_context_gap_s\": 1.5, \"barometer\": true, \"vote_steps\": 3";
+        Pipeline.WindowClassifier always = (samples, rows, columns) -> true;
+        Pipeline pipeline = new Pipeline(TestConfigs.config(baro), "rotvec", 50, always, null);
+        assertTrue(new Pipeline(TestConfigs.config("\"step_context\": 5"), "rotvec", 50, always, null).climb() == null);
+        Walk walk = new Walk(5, 50, 1.8);
+        double metresPerSecond = 0.1;  // a slow climb: 0.012 hPa/s
+        double seconds = 30;
+        for (int i = 0; i < 50 * seconds; i++) {
+            long t = walk.next();
+            double[] raw = walk.raw.clone();
+            raw[RawSample.PRESSURE] -= HEIGHT_HPA_PER_M * metresPerSecond * i / 50.0;
+            pipeline.push(t, raw);
+        }
+        ClimbCounter climb = pipeline.climb();
+        long decidedBeforeFlush = climb.up() + climb.down();
+        pipeline.flush();
+        assertEquals(pipeline.stairSteps(), climb.up() + climb.down());
+        assertTrue(pipeline.stairSteps() == pipeline.steps() && decidedBeforeFlush == pipeline.steps() - 1,
+                "the vote of 3 holds back the last window until the flush");
+        // one flight: from the first window's context start to the last window's end, all climbed
+        double rise = metresPerSecond * seconds;
+        assertEquals(rise, climb.climbedM(), 0.5, "climbed " + climb.climbedM() + " m of " + rise);
+        assertEquals(0.0, climb.descendedM());
+        assertEquals(1, climb.floorsAscended());
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import org.stairsense.core.ClimbCounter;
 import org.stairsense.core.Json;
 import org.stairsense.core.ModelMetadata;
 import org.stairsense.core.Pipeline;
@@ -24,7 +25,7 @@ import org.stairsense.core.Window;
  * Runs the Java core on a raw log and writes everything it produced, for
  * {@code tests/test_android_parity.py} to compare with the Python pipeline.
  *
- * <pre>java org.stairsense.tools.ParityDriver CONFIG.json METHOD NATIVE_RATE_HZ IN.bin OUT</pre>
+ * <pre>java org.stairsense.tools.ParityDriver CONFIG.json METHOD NATIVE_RATE_HZ IN.bin OUT [DECISIONS.bin]</pre>
  *
  * CONFIG.json is a PipelineConfig object, or an exported model's metadata map (what
  * {@code session.get_modelmeta().custom_metadata_map} gives; the configuration is then read through
@@ -37,6 +38,11 @@ import org.stairsense.core.Window;
  * {@code OUT.samples.bin}: per standardized sample, little-endian int64 segment, index, t_ns, then
  * 6 float64 columns (NaN-padded) and the vertical float64. An exception is written as
  * {@code E message} and the exit status is 3.
+ *
+ * <p>With DECISIONS.bin (one int8 per kept window, 1 = STAIR), the pipeline runs with a classifier
+ * that answers those in turn, as the exported model would; at the end it is flushed and, for a
+ * barometer configuration, {@code M up down climbed_m descended_m floors_up floors_down} written
+ * before {@code C} (its {@link org.stairsense.core.ClimbCounter}).
  *
  * <p>The server also runs {@link StepVote} alone: a line {@code vote STEPS MAX_GAP_S IN.bin OUT.bin}
  * (tab-separated; MAX_GAP_S as Python's {@code repr}) reads little-endian int64 rows
@@ -53,8 +59,9 @@ public final class ParityDriver {
             serve();
             return;
         }
-        if (args.length != 5) {
-            System.err.println("usage: ParityDriver CONFIG.json METHOD NATIVE_RATE_HZ IN.bin OUT  |  ParityDriver --serve");
+        if (args.length != 5 && args.length != 6) {
+            System.err.println("usage: ParityDriver CONFIG.json METHOD NATIVE_RATE_HZ IN.bin OUT [DECISIONS.bin]  |  "
+                    + "ParityDriver --serve");
             System.exit(2);
         }
         System.exit(run(args));
@@ -127,12 +134,24 @@ public final class ParityDriver {
                     boolean linacc = log.size() > 0 && !Double.isNaN(log.rows[RawSample.LINACC]);
                     method = Standardizer.resolveOrientation(config, rotvec, linacc);
                 }
-                Pipeline pipeline = new Pipeline(config, method, Double.parseDouble(args[2]), null, recorder);
+                Pipeline.WindowClassifier classifier = null;
+                if (args.length == 6) {
+                    byte[] decisions = Files.readAllBytes(Paths.get(args[5]));
+                    int[] next = {0};
+                    classifier = (rows, n, columns) -> decisions[next[0]++] == 1;
+                }
+                Pipeline pipeline = new Pipeline(config, method, Double.parseDouble(args[2]), classifier, recorder);
                 recorder.pipeline = pipeline;
                 double[] raw = new double[RawSample.WIDTH];
                 for (int i = 0; i < log.size(); i++) {
                     System.arraycopy(log.rows, i * RawSample.WIDTH, raw, 0, RawSample.WIDTH);
                     pipeline.push(log.t[i], raw);
+                }
+                pipeline.flush();
+                ClimbCounter climb = pipeline.climb();
+                if (classifier != null && climb != null) {
+                    windows.println("M " + climb.up() + " " + climb.down() + " " + climb.climbedM() + " "
+                            + climb.descendedM() + " " + climb.floorsAscended() + " " + climb.floorsDescended());
                 }
                 windows.println("C " + pipeline.steps());
             } catch (RuntimeException e) {
