@@ -17,7 +17,13 @@ public final class MainActivity extends Activity {
     private TextView text;
     private final StepCounts.Listener listener = (steps, stairSteps) ->
             runOnUiThread(() -> text.setText(steps + " steps\n" + stairSteps + " stair steps\n"
-                    + StepCounts.INSTANCE.model()));
+                    + floors(StepCounts.INSTANCE) + StepCounts.INSTANCE.model()));
+
+    /** "2 floors up, 1 down" with a barometer model; nothing without one (it cannot tell up from down). */
+    static String floors(StepCounts counts) {
+        long up = counts.floorsAscended();
+        return up < 0 ? "" : up + " floors up, " + counts.floorsDescended() + " down\n";
+    }
 
     @Override
     protected void onCreate(Bundle savedInstanceState) {

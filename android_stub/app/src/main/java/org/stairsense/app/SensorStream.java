@@ -129,7 +129,7 @@ public final class SensorStream implements SensorEventListener {
 
     private void finish() {
         pipeline.flush();
-        counts.update(pipeline.steps(), pipeline.stairSteps());
+        counts.update(pipeline);
     }
 
     @Override
@@ -137,13 +137,13 @@ public final class SensorStream implements SensorEventListener {
         int type = event.sensor.getType();
         if (type == Sensor.TYPE_ACCELEROMETER) {
             aligner.accelerometer(event.timestamp, event.values[0], event.values[1], event.values[2]);
-            counts.update(pipeline.steps(), pipeline.stairSteps());
+            counts.update(pipeline);
         } else if (type == Sensor.TYPE_ROTATION_VECTOR) {
             aligner.rotationVector(event.timestamp, event.values);
-            counts.update(pipeline.steps(), pipeline.stairSteps());
+            counts.update(pipeline);
         } else if (type == Sensor.TYPE_PRESSURE) {
             aligner.pressure(event.timestamp, event.values[0]);
-            counts.update(pipeline.steps(), pipeline.stairSteps());
+            counts.update(pipeline);
         }
     }
 

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.stairsense.core.ClimbCounter;
 import org.stairsense.core.ModelConfigException;
 import org.stairsense.core.Pipeline;
 import org.stairsense.core.PipelineConfig;
@@ -243,6 +244,8 @@ class SensorStreamTest {
 
         Log log = new Log(7, 120);
         deliver(manager.listener, log, 5_000_000_000L);
+        assertTrue(counts.stairSteps() > 0 && counts.floorsAscended() == -1 && MainActivity.floors(counts).isEmpty(),
+                "an accelerometer-only model cannot tell up from down: no floors");
         List<float[]> fromGlue = new ArrayList<>(tensors);
 
         // Oracle: the rows the zero-order hold defines, straight into the core.
@@ -331,7 +334,8 @@ class SensorStreamTest {
         StubRuntime.heightShape = new long[] {1, 5};
         OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "baro.onnx");
         assertEquals("with barometer", classifier.config().modelKind());
-        SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, new StepCounts(), 5_000_000);
+        StepCounts counts = new StepCounts();
+        SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, counts, 5_000_000);
         FakeSensorManager manager = new FakeSensorManager(true);
         stream.register(manager, new Handler(null));
         assertArrayEquals(new int[] {100_000, 5_000_000}, manager.registered.get(Sensor.TYPE_PRESSURE));  // 10 Hz
@@ -367,6 +371,13 @@ class SensorStreamTest {
         assertTrue(skipped > 0, "the first accelerometer samples come before the first pressure reading");
         assertEquals(skipped, stream.aligner().droppedBeforeRotation() + stream.aligner().droppedBeforePressure());
         assertEquals(0, stream.aligner().heldWithoutNewerPressure());
+        // The screen gets the core's climb: the log rises 12 m, and the stair steps the vote kept climbed some of it.
+        ClimbCounter climb = stream.pipeline().climb();
+        assertTrue(climb.floorsAscended() > 0, "climbed " + climb.climbedM() + " m");
+        assertEquals(climb.floorsAscended(), counts.floorsAscended());
+        assertEquals(climb.floorsDescended(), counts.floorsDescended());
+        assertEquals(climb.floorsAscended() + " floors up, " + climb.floorsDescended() + " down\n",
+                MainActivity.floors(counts));
     }
 
     @Test
