@@ -19,16 +19,21 @@ class ClimbCounterTest {
         }
     }
 
+    /** Stair steps up and down exactly; metres climbed and descended to rounding. */
+    private static void assertCounts(ClimbCounter counter, long up, long down, double climbedM, double descendedM) {
+        assertEquals(up, counter.up());
+        assertEquals(down, counter.down());
+        assertEquals(climbedM, counter.climbedM(), 1e-12);
+        assertEquals(descendedM, counter.descendedM(), 1e-12);
+    }
+
     @Test
     void aFlightClimbsFromItsFirstStepsContextToItsLastStairStep() {
         ClimbCounter counter = new ClimbCounter(5, 1.5);
         push(counter, 0, new int[] {0, 0, 1, 1, 0, 1, 1, 1, 0, 0},
                 new double[] {0, 0, 0.2, 0.4, 0.55, 0.7, 0.9, 0.9, 0.7, 0.4},
                 new double[] {0, 0, 0.2, 0.4, 0.55, 0.7, 0.9, 1.1, 1.1, 1.1});
-        assertEquals(5, counter.up());
-        assertEquals(0, counter.down());
-        assertEquals(1.1, counter.climbedM(), 1e-12);
-        assertEquals(0.0, counter.descendedM());
+        assertCounts(counter, 5, 0, 1.1, 0.0);
     }
 
     @Test
@@ -36,10 +41,7 @@ class ClimbCounterTest {
         ClimbCounter counter = new ClimbCounter(5, 1.5);
         double[] h = {-0.05, -0.02, 0.2, 0.4, 0.6};
         push(counter, 0, new int[] {1, 1, 1, 1, 1}, h, h);
-        assertEquals(3, counter.up());
-        assertEquals(2, counter.down());
-        assertEquals(0.6, counter.climbedM(), 1e-12);
-        assertEquals(0.0, counter.descendedM());
+        assertCounts(counter, 3, 2, 0.6, 0.0);
     }
 
     @Test
