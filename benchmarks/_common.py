@@ -208,15 +208,9 @@ def cached_windows(logs, config):
 
 
 def vote_per_log(decided, log_index, t_start_ns, t_end_ns, config):
-    """Each log's decisions (windows in time order within a log) voted as ``replay`` and the phone vote
-    them: :func:`stairsense.models.vote_decisions` with ``config.vote_steps`` over its runs."""
-    import numpy as np
-
+    """Each log's decisions voted as ``replay`` and the phone vote them, logs apart:
+    :func:`stairsense.models.vote_decisions` with the configuration's vote."""
     from stairsense.models import vote_decisions
 
-    out = np.array(decided, copy=True)
-    for j in np.unique(log_index):
-        rows = np.flatnonzero(log_index == j)
-        out[rows] = vote_decisions(out[rows], t_start_ns[rows], t_end_ns[rows], config.vote_steps,
-                                   config.step_context_gap_s)
-    return out
+    return vote_decisions(decided, t_start_ns, t_end_ns, config.vote_steps, config.step_context_gap_s,
+                          log_index=log_index)

@@ -73,7 +73,9 @@ def add_parser(subparsers) -> None:
                                    "nested stratified 10-fold CV, or leave-one-set-out (each DATA argument is a set, "
                                    "held out whole in turn); STAIR precision, recall and F1 as mean ± std, and per "
                                    "set and placement stair-step recall, level walking called stairs and F1 (--json: "
-                                   "per_set; printed for leave-one-set-out).")
+                                   "per_set; printed for leave-one-set-out). With loso and leave-one-set-out each "
+                                   "held-out log's decisions are voted over --vote consecutive steps, as replay "
+                                   "counts them; nested-cv decides each window alone, as the thesis did.")
     p.add_argument("data", nargs="+", metavar="DATA", help=DATA_HELP)
     add_config_args(p)
     add_read_args(p)
@@ -81,7 +83,8 @@ def add_parser(subparsers) -> None:
                    help="default loso; leave-one-set-out holds out one DATA argument per fold")
     p.add_argument("--classifier", choices=["komd", "knn", "dt"], default="komd", help="default komd")
     p.add_argument("--k", type=positive(int), default=TRAIN_DEFAULTS.k,
-                   help="features EasyMKL keeps for KOMD (default %(default)s)")
+                   help="features EasyMKL keeps for KOMD (default %(default)s); with --barometer the 5 height "
+                        "features are kept beside them")
     p.add_argument("--folds", type=between(int, 2, 1000, why=" (cross-validation needs at least 2 outer folds)"),
                    help="outer folds, 2 to 1000 (default: one per subject for loso, 10 for nested-cv; "
                         "leave-one-set-out has one per DATA argument)")

@@ -11,8 +11,9 @@ from typing import Iterable
 
 import numpy as np
 
+from stairsense.features import HEIGHT_NAMES
 from stairsense.models import (TRAIN_DEFAULTS, StairstepModel, TrainRecipe, default_grid, evaluate_protocol,
-                               make_classifier, stair_rates)
+                               make_classifier, stair_rates, vote_decisions)
 from stairsense.stream import PipelineConfig
 
 from ._recordings import recording_windows
@@ -95,7 +96,8 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
         fold (``n_outer`` ignored); see :func:`~stairsense.models.evaluate_protocol`.
     classifier : {"komd", "knn", "dt"}
     k : int or "all"
-        Features EasyMKL keeps for KOMD.
+        Features EasyMKL keeps for KOMD; a barometer configuration's 5 height features are kept
+        beside them, as ``train`` keeps them.
     grid : {"small", "full"} or dict
         Hyper-parameter candidates for the inner selection (:func:`default_grid`).
     n_outer, n_inner, random_state, client, n_jobs, progress
@@ -116,6 +118,13 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     -----
     Subjects for ``"loso"`` come from each log's ``meta["subject"]`` (UCI HAPT sets it); a log
     without one counts as its own subject.
+
+    With ``"loso"`` and ``"leave-one-set-out"`` every figure (the inner selection's F1 too) counts
+    the decisions ``replay`` counts: each held-out log's, voted over ``config.vote_steps``
+    consecutive windows (:func:`~stairsense.models.vote_decisions`). The vote runs over the
+    labelled windows; a window straddling a stair boundary is left out of it, where the phone
+    would count its vote. ``"nested-cv"`` decides each window alone, as the thesis did: its folds
+    split a log's windows, leaving no run to vote over.
     """
     config = config or PipelineConfig()
     found = recording_windows(paths, config, progress=progress, read=read)
@@ -123,10 +132,17 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     grid = default_grid(classifier, grid) if isinstance(grid, str) else grid
     if protocol == "nested-cv" and n_outer is None:
         n_outer = 10
-    result = evaluate_protocol(make_classifier(classifier, k=k, random_state=random_state), ds.X, ds.y,
-                               groups=ds.groups, protocol=protocol, param_grid=grid, n_outer=n_outer,
-                               n_inner=n_inner, random_state=random_state, client=client, n_jobs=n_jobs,
-                               progress=progress, sets=found.window_source)
+    height = np.isin(ds.feature_names, HEIGHT_NAMES)
+
+    def vote(decided, test):
+        return vote_decisions(decided.astype(np.int64), ds.t_start_ns[test], ds.t_end_ns[test], config.vote_steps,
+                              config.step_context_gap_s, log_index=ds.log_index[test]) == 1
+
+    estimator = make_classifier(classifier, k=k, random_state=random_state, required=height if height.any() else None)
+    result = evaluate_protocol(estimator, ds.X, ds.y, groups=ds.groups, protocol=protocol, param_grid=grid,
+                               n_outer=n_outer, n_inner=n_inner, random_state=random_state, client=client,
+                               n_jobs=n_jobs, progress=progress, sets=found.window_source,
+                               vote=None if protocol == "nested-cv" else vote)
     per_fold = result.per_fold
     return {
         **result.summary(),

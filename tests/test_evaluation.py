@@ -153,3 +153,80 @@ def test_stair_counts_and_scores_match_scikit_learn(seed):
     p, r, f1, _ = precision_recall_fscore_support(truth, pred, average="binary", zero_division=0)
     assert stair_scores(stair_counts(pred, truth)) == pytest.approx((p, r, f1))
     assert stair_scores(stair_counts(np.zeros(5, bool), np.zeros(5, bool))) == (0.0, 0.0, 0.0)
+
+
+def test_a_vote_turns_every_fold_s_decisions_into_what_is_counted():
+    """Outer counts and held-out decisions equal voting a manual refit's predictions fold by fold,
+    and the inner selection's test folds are voted too."""
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import LeaveOneGroupOut
+
+    from stairsense.models import stair_counts, vote_decisions
+
+    X, y = make_classification(180, 5, flip_y=0.2, random_state=2)
+    groups = np.repeat(np.arange(6), 30)
+    t = np.tile(np.arange(30), 6) * 10**9  # each subject one log of back-to-back 1 s windows
+    voted_folds = []
+
+    def vote(decided, test):
+        voted_folds.append(test)
+        return vote_decisions(decided.astype(int), t[test], t[test] + 10**9, 3, log_index=groups[test]) == 1
+
+    est = make_classifier("knn")
+    grid = {"clf__n_neighbors": [1, 5]}
+    result = evaluate_protocol(est, X, y, groups=groups, protocol="loso", param_grid=grid, n_inner=2, vote=vote)
+    assert len(voted_folds) == 6 * 2 * 2 + 6  # inner: folds × candidates × inner folds; then the outer folds
+    held_out, counts = np.full(y.size, -1), []
+    for (train, test), params in zip(LeaveOneGroupOut().split(X, y, groups), result.best_params):
+        pred = est.set_params(**params).fit(X[train], y[train]).predict(X[test])
+        voted = vote_decisions(pred, t[test], t[test] + 10**9, 3)
+        held_out[test] = voted
+        counts.append(stair_counts(voted == 1, y[test] == 1))
+    np.testing.assert_array_equal(result.held_out_stair, held_out)
+    np.testing.assert_array_equal(result.counts, counts)
+    unvoted = evaluate_protocol(est, X, y, groups=groups, protocol="loso", param_grid=grid, n_inner=2)
+    assert not np.array_equal(unvoted.held_out_stair, result.held_out_stair)  # the vote changed something
+
+
+def test_make_classifier_keeps_required_columns_for_komd():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(200, 8, n_informative=3, random_state=0)
+    required = np.zeros(8, dtype=bool)
+    required[[6, 7]] = True
+    support = make_classifier("komd", k=2, required=required).fit(X, y).named_steps["select"].get_support()
+    assert support[required].all() and support.sum() == 4
+
+
+def test_evaluate_keeps_the_height_features_and_votes_each_held_out_log(tmp_path, monkeypatch):
+    """``stairsense evaluate`` with a barometer: KOMD keeps the 5 height features beside k, as
+    ``train`` does, and the held-out decisions are the unvoted run's voted per log as replay votes."""
+    import stairsense._train as train
+    from stairsense import PipelineConfig, recording_windows
+    from stairsense.cli import main
+    from stairsense.features import HEIGHT_NAMES
+    from stairsense.models import vote_decisions
+
+    paths = []
+    for seed in (2, 13, 20):  # building walks with stairs (13 and 20 both up and down)
+        paths.append(tmp_path / f"walk{seed}.csv.gz")
+        assert main(["simulate", "--scenario", "building", "--barometer", "5", "--seed", str(seed),
+                     "--out", str(paths[-1])]) == 0
+    runs = []
+
+    def spy(estimator, *args, **kwargs):
+        runs.append((estimator, evaluate_protocol(estimator, *args, **kwargs)))
+        return runs[-1][1]
+
+    monkeypatch.setattr(train, "evaluate_protocol", spy)
+    config = PipelineConfig(rate_hz=30, orientation="vertical", barometer=True)
+    for steps in (1, 3):
+        train.evaluate(paths, config.replace(vote_steps=steps), k=5, grid={"komd__lam": [0.1]})
+    ds = recording_windows(paths, config).dataset
+    (alone, unvoted), (estimator, voted) = runs
+    np.testing.assert_array_equal(estimator.get_params()["select__required"], np.isin(ds.feature_names, HEIGHT_NAMES))
+    assert sum(estimator.get_params()["select__required"]) == len(HEIGHT_NAMES)
+    want = vote_decisions(unvoted.held_out_stair, ds.t_start_ns, ds.t_end_ns, 3, config.step_context_gap_s,
+                          log_index=ds.log_index)
+    np.testing.assert_array_equal(voted.held_out_stair, want)
+    assert not np.array_equal(unvoted.held_out_stair, want)  # the vote changed something

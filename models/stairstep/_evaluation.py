@@ -14,7 +14,9 @@ Three protocols, all with model selection nested inside the training folds:
   by subject as in ``"loso"``. It asks whether a model holds on a kind of recording it never saw.
 
 Every fit of the grid and of the outer folds is one independent task run by the same function,
-serially, through joblib, or on a Dask cluster when a ``client`` is given.
+serially, through joblib, or on a Dask cluster when a ``client`` is given. A ``vote`` turns each
+fold's held-out decisions into what is counted (the step vote of each log's windows, as ``replay``
+decides them) before the inner selection and the outer scores see them.
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ _GRIDS = {
 }
 
 
-def make_classifier(name: str, *, k=49, random_state=None) -> Pipeline:
+def make_classifier(name: str, *, k=49, random_state=None, required=None) -> Pipeline:
     """An unfitted classifier of Table 12.2 behind the same [-1, 1] scaler (spec §3.6, §3.7).
 
     Parameters
@@ -81,6 +83,9 @@ def make_classifier(name: str, *, k=49, random_state=None) -> Pipeline:
         the thesis's table).
     random_state : None or int
         Seeds the tree's tie-breaking between equally good splits.
+    required : array-like of bool, optional
+        Columns KOMD keeps beside EasyMKL's ``k`` (the barometer's height features, as
+        :meth:`~stairsense.models.TrainRecipe.pipeline` keeps them); the baselines see every column.
 
     Returns
     -------
@@ -93,7 +98,7 @@ def make_classifier(name: str, *, k=49, random_state=None) -> Pipeline:
     ['scale', 'clf']
     """
     if name == "komd":
-        return make_stairstep_pipeline(k=k, random_state=random_state)
+        return make_stairstep_pipeline(k=k, random_state=random_state, required=required)
     if name == "dt":
         clf = DecisionTreeClassifier(criterion="entropy", random_state=random_state)
     elif name == "knn":
@@ -358,7 +363,7 @@ def _check_inputs(X, y, groups, protocol, pos_label, sets=None):
 
 def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_grid=None, n_outer=10,
                       n_inner=10, random_state=0, client=None, n_jobs=1, progress=False,
-                      pos_label=1, sets=None) -> CVResult:
+                      pos_label=1, sets=None, vote=None) -> CVResult:
     """Estimate STAIR precision, recall and F1 with nested model selection (spec §3.7).
 
     Parameters
@@ -393,6 +398,10 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
         The STAIR label in ``y``.
     sets : array-like of shape (m,), optional
         Set (dataset) of each window; required by ``"leave-one-set-out"``.
+    vote : callable, optional
+        ``vote(decided, test)`` returns the decisions counted for the windows of index array
+        ``test`` (in its order) from the model's ``decided`` (bool), e.g. each log's step vote;
+        applied to every inner and outer test fold. ``None`` counts each window's decision alone.
 
     Returns
     -------
@@ -421,10 +430,14 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
     candidates = candidates or [{}]
     kw = dict(client=client, n_jobs=n_jobs, progress=progress)
 
+    def counted(preds, tests):
+        return [pred if vote is None else np.asarray(vote(pred, te), dtype=bool) for pred, te in zip(preds, tests)]
+
     if len(candidates) > 1:
         inner_splits = [inner(train) for train, _ in outer]
         jobs = [(p, tr, te) for splits in inner_splits for p in candidates for tr, te in splits]
-        preds = _run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} inner grid", **kw)
+        preds = counted(_run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} inner grid", **kw),
+                        [te for _, _, te in jobs])
         counts = iter(stair_counts(pred, y[te] == pos_label) for pred, (_, _, te) in zip(preds, jobs))
         inner_f1 = np.array([[np.mean([stair_scores(next(counts))[2] for _ in splits]) for _ in candidates]
                              for splits in inner_splits])
@@ -434,7 +447,8 @@ def evaluate_protocol(estimator, X, y, *, groups=None, protocol="loso", param_gr
         best = [candidates[0]] * len(outer)
 
     jobs = [(p, tr, te) for p, (tr, te) in zip(best, outer)]
-    preds = _run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} outer folds", **kw)
+    preds = counted(_run_fits(jobs, estimator, X, y, pos_label, desc=f"{protocol} outer folds", **kw),
+                    [te for _, te in outer])
     counts = np.array([stair_counts(pred, y[te] == pos_label) for pred, (_, te) in zip(preds, outer)])
     held_out = np.full(y.size, -1, dtype=np.int8)
     for pred, (_, te) in zip(preds, outer):

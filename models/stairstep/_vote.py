@@ -138,12 +138,33 @@ class StepVote:
         return (np.asarray(out, dtype=np.int64), *(r[:n] for r in rows))
 
 
-def vote_decisions(decided, t_start_ns, t_end_ns, steps: int = 3, max_gap_s: float = 1.5) -> np.ndarray:
-    """:class:`StepVote` over one stream's kept windows in one go: the voted decision of every window.
+def vote_decisions(decided, t_start_ns, t_end_ns, steps: int = 3, max_gap_s: float = 1.5, *,
+                   log_index=None) -> np.ndarray:
+    """:class:`StepVote` over kept windows in one go: the voted decision of every window.
+
+    Parameters
+    ----------
+    decided, t_start_ns, t_end_ns : array-like, shape (m,)
+        Each window's decision and times, in time order within its stream.
+    steps, max_gap_s
+        As in :class:`StepVote`.
+    log_index : array-like of int, shape (m,), optional
+        The stream (log) each window belongs to, when the arrays hold several, interleaved or not
+        (as pooled test folds do): each log is voted on its own, never across logs. ``None``: one
+        stream.
 
     >>> t = np.arange(5) * 10**9
     >>> vote_decisions([1, 0, 1, 0, 0], t, t + 10**9)
     array([1, 1, 0, 0, 0])
+    >>> vote_decisions([1, 1, 0, 1, 0, 0], np.tile(t[:3], 2), np.tile(t[:3], 2) + 10**9, log_index=[0, 0, 0, 1, 1, 1])
+    array([1, 1, 0, 1, 0, 0])
     """
-    vote = StepVote(steps, max_gap_s)
-    return np.concatenate([vote.push(decided, t_start_ns, t_end_ns)[0], vote.flush()[0]])
+    if log_index is None:
+        vote = StepVote(steps, max_gap_s)
+        return np.concatenate([vote.push(decided, t_start_ns, t_end_ns)[0], vote.flush()[0]])
+    decided, t_start_ns, t_end_ns, log_index = (np.asarray(a) for a in (decided, t_start_ns, t_end_ns, log_index))
+    out = np.empty(decided.shape, dtype=np.int64)
+    for log in np.unique(log_index):
+        rows = np.flatnonzero(log_index == log)
+        out[rows] = vote_decisions(decided[rows], t_start_ns[rows], t_end_ns[rows], steps, max_gap_s)
+    return out
