@@ -1,8 +1,8 @@
 """The smallest compaction of a model that still decides like it: what a refused export suggests.
 
-Issue 9: an int8 export cut to a 32 KB budget kept 398 of 2,990 support vectors and agreed with
-the Python model on 75–82 % of windows, written without complaint. Exports are now held to the
-agreement threshold, and a refusal says what *would* pass: the fewest support vectors at the
+Cutting a model to a budget can change what it decides: an int8 export cut to a 32 KB budget
+keeps 398 of 2,990 support vectors and agrees with the Python model on only 75–82 % of windows.
+Exports are therefore held to the agreement threshold, and a refusal says what *would* pass: the fewest support vectors at the
 requested precision (and the file size they need), or that only a higher precision agrees.
 
 The search runs on the float64 model as it would be stored (reduced, rounded, refitted: the

@@ -11,7 +11,7 @@ and ``stair: [1] bool`` (score ≥ 0). Inside: the features EasyMKL kept (float6
 the RBF decision (:mod:`._compact`).
 
 A model whose feature names end with :data:`~stairsense.features.STEP_CONTEXT_NAMES` (a
-configuration with ``step_context > 0``, issue 9) has a second input ``step_context: [1, 36]
+configuration with ``step_context > 0``) has a second input ``step_context: [1, 36]
 float32``: the window's step-shape and step-context features, which the host computes (they need
 the kept windows before this one, which a one-window graph does not see; the phone's
 ``StepContext`` in android_stub/core). A model that reads the barometer (configuration
@@ -62,7 +62,7 @@ __all__ = [
     "validation_windows",
 ]
 
-#: fp32 parity: largest |ONNX score − Python score| accepted (issue 4).
+#: fp32 parity: largest |ONNX score − Python score| accepted.
 SCORE_TOLERANCE = 1e-4
 #: fp16/int8 (and reduced-support) parity: least fraction of windows with the same STAIR decision.
 MIN_AGREEMENT = 0.995
@@ -72,7 +72,7 @@ STAIR = 1
 class ExportParityError(ValueError):
     """The exported graph disagrees with the Python model beyond the tolerances; nothing was written.
 
-    A ``ValueError`` (issue 9): asking for a budget the model cannot meet is bad input, so
+    A ``ValueError``: asking for a budget the model cannot meet is bad input, so
     ``stairsense export`` prints this one line, naming the smallest budget that would pass, and exits 2.
     """
 
@@ -417,7 +417,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     reference = model.decision_function(X)
     exact = precision == "fp32" and stored_head.dual_coef.size == model.pipeline[-1].dual_coef_.size
     scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets, inputs)
-    # Issue 9: a reduced support set is held to the same agreement as any other compaction; a file
+    # A reduced support set is held to the same agreement as any other compaction; a file
     # that decides differently from the evaluated model is refused, never written with a warning.
     min_agreement = MIN_AGREEMENT if min_agreement is None else min_agreement
     agreement = float(np.mean((scores >= 0) == (reference >= 0)))

@@ -1,4 +1,4 @@
-"""Height features of a kept step and of its step context, from the barometer (issue 24, "Classifier").
+"""Height features of a kept step and of its step context, from the barometer.
 
 An accelerometer cannot see the 0.15–0.19 m a person rises per stair step: climbing at a steady pace
 has zero mean vertical acceleration (:mod:`._step_context`). A barometer sees the level, and the

@@ -1,4 +1,4 @@
-"""Step-shape and step-context features: what Table 12.1 lacks for phones off the waist (issue 9).
+"""Step-shape and step-context features: what Table 12.1 lacks for phones off the waist.
 
 The 79 features of Table 12.1 (:mod:`._window_features`) describe one window's spread and
 correlations. ``benchmarks/bench_robust_research.py`` (results/robust_research.md, row B) found

@@ -64,7 +64,7 @@ def feature_names_for(config: PipelineConfig) -> list[str]:
     """Names of the feature columns: the 79 Table 12.1 features (2 × 79 for Mizell's vertical and
     horizontal streams), then the 36 :data:`~stairsense.features.STEP_CONTEXT_NAMES` when
     ``config.step_context > 0``, then the 5 :data:`~stairsense.features.HEIGHT_NAMES` when
-    ``config.barometer`` (issue 24).
+    ``config.barometer``.
 
     >>> from stairsense.stream import PipelineConfig
     >>> len(feature_names_for(PipelineConfig(step_context=0))), len(feature_names_for(PipelineConfig(step_context=5)))
@@ -211,8 +211,8 @@ class WindowRows:
 
     def model_inputs(self) -> dict:
         """The keyword arguments of a stair-step model's ``predict_windows`` beside the samples and
-        offsets: ``step_context``, and ``height`` only when the rows have it (a model written before
-        issue 24 takes no such argument)."""
+        offsets: ``step_context``, and ``height`` only when the rows have it (a model without height
+        features takes no such argument)."""
         return {"step_context": self.step_context, **({} if self.height is None else {"height": self.height})}
 
     def table_features(self) -> np.ndarray:
@@ -248,7 +248,7 @@ class WindowRowStage:
     With ``config.barometer`` every block needs the air pressure of its samples (``result.log``'s
     ``pressure``, or ``push``'s ``pressure``): the stage runs a :class:`~stairsense.stream.HeightFilter`
     over the standardized stream (its vertical acceleration and the pressure at the same samples)
-    and :class:`~stairsense.features.HeightContext` over the kept windows (issue 24).
+    and :class:`~stairsense.features.HeightContext` over the kept windows.
 
     Examples
     --------

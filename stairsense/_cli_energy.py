@@ -1,7 +1,7 @@
-"""``stairsense energy``: what a configuration costs in battery (issue 11), its profiles and the
+"""``stairsense energy``: what a configuration costs in battery, its profiles and the
 budget optimiser.
 
-Shape: ``stairsense energy [estimate options]`` prices one configuration (the issue's
+Shape: ``stairsense energy [estimate options]`` prices one configuration (for example
 ``stairsense energy --model stairs.onnx --log walk.csv.gz --profile nexus-2012 --plot e.png``);
 ``stairsense energy profiles`` lists the device profiles; ``stairsense energy optimise`` searches
 configurations under a battery budget. The estimate's options belong to ``energy`` itself, so

@@ -54,8 +54,8 @@ def cmd_replay(args) -> int:
 
 
 def climb_lines(report) -> list[str]:
-    """The stair steps of a replay with a model: up and down, metres and floors with a barometer model
-    (issue 24); the total alone, and why, with an accelerometer-only one."""
+    """The stair steps of a replay with a model: up and down, metres and floors with a barometer model;
+    the total alone, and why, with an accelerometer-only one."""
     truth = f" (truth {report.truth_stair_steps})" if report.truth_stair_steps is not None else ""
     if report.stair_steps_up is None:
         return [f"stair steps: {report.stair_steps}{truth}; up/down, metres and floors need a model with barometer"]

@@ -1,4 +1,4 @@
-"""``stairsense serve``: the personalisation server (issue 13) on one command.
+"""``stairsense serve``: the personalisation server on one command.
 
 Thin shell over :mod:`stairsense.serve`: open (or create) the store, make sure an admin exists
 (its token is written once to a 0600 file, the store keeps only its hash), then run uvicorn on

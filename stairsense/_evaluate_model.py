@@ -1,6 +1,6 @@
 """Evaluate a trained or exported model file on labelled recordings: what ``stairsense evaluate --model`` runs.
 
-Issue 9: "the model that ships is the model that was evaluated". Cross-validation estimates how a
+The model that ships is the model that was evaluated. Cross-validation estimates how a
 *recipe* does on new people; this module measures one *file* — a ``stairsense train`` model or the
 ``.onnx`` that goes to the phone — on recordings it was not trained on. An ONNX file is run through
 ONNX Runtime on each window's standardized samples, computing its own features as on the phone.

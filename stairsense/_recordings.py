@@ -46,7 +46,7 @@ def _is_uci(path: Path) -> bool:
 def _oxford_walking(path: Path) -> list[SensorLog] | None:
     """The Oxford recordings under ``path`` labelled level walking (NO_STAIR), or None if there are none.
 
-    Issue 9: the Oxford step counter is level walking in six placements on three phones; as NO_STAIR
+    The Oxford step counter is level walking in six placements on three phones; as NO_STAIR
     windows it teaches the classifier that a pocket, a hand or an armband is not a staircase.
     """
     import warnings

@@ -22,7 +22,7 @@ __all__ = ["train_from_recordings", "evaluate"]
 
 
 def _false_stair_rates(held_out, y, placement) -> dict:
-    """Share of held-out NO_STAIR windows decided STAIR, per placement (issue 9)."""
+    """Share of held-out NO_STAIR windows decided STAIR, per placement."""
     tested = (held_out >= 0) & (y == 0)
     return {str(p): float(np.mean(held_out[tested & (placement == p)] == 1))
             for p in np.unique(placement) if np.any(tested & (placement == p))}

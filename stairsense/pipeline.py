@@ -46,7 +46,7 @@ class ReplayReport:
     ``model`` is the kind of stair-step model that ran (:func:`model_kind`), None without one. With a
     model that reads the barometer, ``stair_steps_up``/``_down``, ``metres_climbed``/``_descended``
     and ``floors_ascended``/``_descended`` come from
-    :class:`~stairsense.models.ClimbCounter` (issue 24); with an accelerometer-only model they are
+    :class:`~stairsense.models.ClimbCounter`; with an accelerometer-only model they are
     None: without a height there is no direction, metre or floor to count, only stair steps.
     """
 
@@ -124,7 +124,7 @@ def trained_orientations(model) -> list[str] | None:
 
 def model_kind(config: PipelineConfig) -> str:
     """Which kind of stair-step model a configuration makes: ``"with barometer"`` (it reads the log's
-    air pressure: height features, issue 24) or ``"accelerometer only"``; what replay reports."""
+    air pressure: height features) or ``"accelerometer only"``; what replay reports."""
     return "with barometer" if config.barometer else "accelerometer only"
 
 

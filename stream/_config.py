@@ -31,12 +31,12 @@ ORIENTATION_METHODS: tuple[str, ...] = tuple(m for m in ORIENTATIONS if m != "au
 READ_ONLY_FIELDS = frozenset({"max_gap_s"})
 
 # Fields added after configurations were first recorded in model files, and the value that
-# reproduces what a record without them meant: models trained before issue 9's step context
+# reproduces what a record without them meant: models trained before the step context
 # saw the 79 Table 12.1 features only, so a missing ``step_context`` is 0, not today's default;
 # its gap came with it at 1.5 s, pinned so a new default cannot change what old records mean;
-# models before issue 24's height features read no barometer, and decided every step alone. PipelineConfig.from_record applies
-# them; config *files* (partial settings) do not. The Java core keeps the same table (android_stub
-# PipelineConfig.RECORDED_BEFORE; tests compare them).
+# models before the height features read no barometer, and decided every step alone.
+# PipelineConfig.from_record applies them; config *files* (partial settings) do not. The Java
+# core keeps the same table (android_stub PipelineConfig.RECORDED_BEFORE; tests compare them).
 _RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5, "barometer": False, "vote_steps": 1}
 
 
@@ -62,7 +62,7 @@ class PipelineConfig:
         stream. ``mizell``: accelerometer only, vertical and horizontal components. ``ahrs``: an
         orientation filter on accelerometer + gyroscope. ``vertical``: accelerometer only, projecting
         onto the gravity estimate (no heading). ``auto`` picks ``rotvec`` when the log recorded it,
-        else ``vertical`` (not ``ahrs``: measured in benchmarks/results/orientation.md, issue 9).
+        else ``vertical`` (not ``ahrs``: measured in benchmarks/results/orientation.md).
     segmentation : {"pattern", "sliding"}
         Data-dependent step windows (§3.5) or the time-based sliding-window baseline.
     peak_threshold, valley_threshold : float
@@ -83,7 +83,7 @@ class PipelineConfig:
         0 = the 79 Table 12.1 features only, the thesis's setting (the paper reproductions pin it).
         Default 5: with it the shipped classifier (300-landmark Nyström KOMD, k = 49) reaches UCI
         HAPT leave-subjects-out F1 0.951 and stairs-up recall 0.929 instead of 0.903 and 0.868,
-        meeting issue 9's 0.93 / 0.9 (benchmarks/results/robust_research.md, row B vs row A).
+        meeting the targets 0.93 / 0.9 (benchmarks/results/robust_research.md, row B vs row A).
         Changes the feature columns, so it is not a read-only field: a model replays only with its own.
     step_context_gap_s : float > 0
         A new context run starts when a kept window starts more than this after the previous kept
@@ -92,7 +92,7 @@ class PipelineConfig:
         Add the 5 height features (``stairsense.features.HEIGHT_NAMES``) after the others: the height
         change and vertical speed over each step and over its step context, from the causal
         :class:`~stairsense.stream.HeightFilter` of the log's air pressure and the vertical
-        acceleration (issue 24, "Classifier"). A model trained with it needs logs with pressure
+        acceleration. A model trained with it needs logs with pressure
         (a ``p`` column); one without is the accelerometer-only model. Needs ``step_context`` ≥ 1
         (the context the height is taken over). Changes the feature columns, like ``step_context``.
     vote_steps : int, odd ≥ 1, default=3

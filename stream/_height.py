@@ -1,4 +1,4 @@
-"""Height and vertical speed from the barometer and the vertical acceleration (issue 24, front end).
+"""Height and vertical speed from the barometer and the vertical acceleration.
 
 The barometer knows the level but is noisy (0.01–0.05 hPa, about 0.1–0.4 m, per reading) and slow
 (1–25 Hz); the accelerometer sees fast motion but its double integral drifts without bound. A
@@ -88,8 +88,8 @@ def altitude_pressure(altitude_m):
     """Standard-atmosphere pressure (hPa) at an altitude in metres: the inverse of :func:`pressure_altitude`.
 
     ``1013.25·(1 − h/44330.8)^(1/0.190263)``, the same U.S. Standard Atmosphere 1976 eq. 33a (the
-    hypsometric formula with a constant lapse rate), so the simulator's barometer (issue 24,
-    "Simulator") and the height filter share one definition of the pressure–altitude relation.
+    hypsometric formula with a constant lapse rate), so the simulator's barometer and the height
+    filter share one definition of the pressure–altitude relation.
 
     Examples
     --------
@@ -192,11 +192,11 @@ class HeightFilter:
         that keeps its slow part.
     pressure_noise_hpa : float, default 0.03
         Standard deviation of one barometer reading, hPa: the middle of the 0.01–0.05 hPa of
-        phone barometers (Bosch BMP280/BMP380, ST LPS22HB class; issue 24), about 0.25 m. It is
+        phone barometers (Bosch BMP280/BMP380, ST LPS22HB class), about 0.25 m. It is
         converted to metres at the first reading (8.3 m/hPa at sea level, 9.2 at 900 hPa).
     pressure_rate_hz : float, default 10.0
         The barometer's reading rate, Hz: a row of duration dt carries ``min(1, pressure_rate_hz·dt)``
-        readings' worth of pressure (module docstring). Phones read at 1–25 Hz (issue 24; the
+        readings' worth of pressure (module docstring). Phones read at 1–25 Hz (the
         IPIN 2023 logs at 6 and 10 Hz). A rate off by a factor k moves the filter's crossover by
         only k^¼ (19 % for a factor 2).
     max_gap_s : float, default ``PipelineConfig.max_gap_s`` (0.3)

@@ -87,7 +87,7 @@ class Activity(enum.IntEnum):
     ``STAIRS`` (13) is on stairs in a direction the recording does not say: WEDA-FALL labels a whole
     file "walking up and down stairs" (:func:`~stairsense.stream.load_weda`).
 
-    14–19 move a person up or down without stair steps (issue 24, "Simulator"): standing in a lift
+    14–19 move a person up or down without stair steps: standing in a lift
     or on an escalator, walking level-gait steps up or down a ramp. None of them is a stair
     activity; the simulator produces them, and a recording may label them.
 

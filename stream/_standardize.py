@@ -47,10 +47,10 @@ _STREAMS_NEEDED = {"rotvec": ("rotvec",), "ahrs": ("gyro",), "linear": ("linacc"
 def resolve_orientation(config: PipelineConfig, log: SensorLog) -> str:
     """The concrete orientation method for ``log``; ``auto`` is rotvec when recorded, else vertical.
 
-    ``auto`` no longer picks ``ahrs`` when a gyroscope is present (issue 9), by measurement
+    ``auto`` does not pick ``ahrs`` when a gyroscope is present, by measurement
     (``benchmarks/results/orientation.md``): on UCI HAPT's real stairs ``ahrs`` kept 1.0–1.3 % fewer
     upstairs step windows than ``vertical`` (never more), equal counts on the simulator at 20–100 Hz,
-    and issue 9 reported 6 of 10 steps per flight with it on a pocket recording. The segmentation reads
+    and 6 of 10 steps per flight with it on a pocket recording. The segmentation reads
     only the vertical axis, which the accelerometer's 500 ms mean gives as well as the filter;
     and a model then sees the same standardisation on phones with and without a gyroscope (the
     Oxford phones have none). ``ahrs`` stays available explicitly.

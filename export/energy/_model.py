@@ -18,7 +18,7 @@ by stage, so the relative figures can be checked rather than calibrated:
   on the application processor when there is no hub;
 * **smoothing**, **gravity_rotation**, **segmentation**, **height_filter** — measured desktop ns
   per sample of the actual code × ``cpu.speed_ratio`` (the height filter only with
-  ``barometer=True``: it runs on every sample, issue 24 "Front end");
+  ``barometer=True``: it runs on every sample);
 * **step_context**, **height_features** — per kept window, the step-shape and step-context
   features and (``barometer=True``) the 5 height features the host computes outside the ONNX
   graph: measured desktop µs per window × ``cpu.speed_ratio``;

@@ -4,8 +4,8 @@ It composes the window rows of labelled recordings, the stair-step classifier, t
 rounded weights and the energy model of this package; the recordings come from a loader the caller
 gives (the command line passes ``stairsense train``'s, so the optimiser reads what ``train`` reads).
 
-Search space (issue 11): sampling rate × orientation method × segmentation × smoothing × the
-barometer (issue 24; the *front end*) × EasyMKL feature count × export precision. Accuracy is a
+Search space: sampling rate × orientation method × segmentation × smoothing × the
+barometer (the *front end*) × EasyMKL feature count × export precision. Accuracy is a
 leave-subjects-out F1 on labelled recordings (UCI HAPT, or people simulated with a barometer:
 :func:`~._people.simulated_people`) under one :class:`Protocol` for every configuration (3 folds of
 subjects, the classifier ``stairsense train`` ships), computed once per front-end configuration:

@@ -1,5 +1,5 @@
 """Simulated people with a phone barometer: accuracy data for the budget optimiser's barometer
-candidates (issue 24, "Energy").
+candidates.
 
 The optimiser's F1 comes from labelled recordings under one protocol (:class:`~._search.Protocol`);
 the recordings it has by default (UCI HAPT) carry no air pressure, so a configuration that reads

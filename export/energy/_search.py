@@ -1,5 +1,5 @@
-"""What the budget optimiser searches and how it scores (spec §3.4's search, issue 11; the barometer,
-issue 24): the grid of configurations, the F1 protocol, one priced point of the search and the
+"""What the budget optimiser searches and how it scores (spec §3.4's search, and the
+barometer): the grid of configurations, the F1 protocol, one priced point of the search and the
 budget's syntax.
 
 Kept apart from :mod:`._optimise` (which fits models) so the command line can show the defaults

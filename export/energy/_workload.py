@@ -1,4 +1,4 @@
-"""What a configuration makes the phone do, measured rather than assumed (issue 11, "Workload").
+"""What a configuration makes the phone do, measured rather than assumed.
 
 Three measurements feed the energy model:
 
@@ -293,7 +293,7 @@ def measure_stage_costs(config: PipelineConfig, repeats: int = 7) -> StageCosts:
     (a few dozen small array operations per window), so × ``cpu.speed_ratio`` it is an upper bound for
     the Java core's loop over a few hundred samples.
 
-    With the barometer (``barometer=True``, issue 24) the height work is timed the same way, on
+    With the barometer (``barometer=True``) the height work is timed the same way, on
     the reference stream and the log's air pressure at its samples, as ``WindowRowStage`` runs it:
     the :class:`~stairsense.stream.HeightFilter` per sample, and
     :class:`~stairsense.features.HeightContext` per kept window. Both are the Python reference the

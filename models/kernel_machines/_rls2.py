@@ -614,7 +614,7 @@ default="trace"
     max_iter : int, default=500
         As in :class:`RLS2Regressor`.
     max_features : int or None
-        Deprecated name of ``k`` (issue 15: one name for the same idea across selectors); passing
+        Deprecated name of ``k`` (one name for the same idea across selectors); passing
         it warns with a ``DeprecationWarning`` and sets ``k``.
 
     Attributes

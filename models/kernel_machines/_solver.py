@@ -46,7 +46,7 @@ __all__ = ["KernelMachineSolution", "kernel_machine_objective", "solve_kernel_ma
 
 _METHODS = ("fp", "cd")
 _ORDERS = ("cyclic", "symmetric", "random")
-# The forward-then-backward sweep was first called "aitken" (issue 15: it is no Aitken acceleration).
+# The forward-then-backward sweep was first called "aitken" (it is no Aitken acceleration).
 _DEPRECATED_ORDERS = {"aitken": "symmetric"}
 # Consecutive zero steps before coordinate descent leaves a coordinate out (shrinking).
 _SHRINK_AFTER = 2

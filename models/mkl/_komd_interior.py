@@ -1,4 +1,4 @@
-"""Linear-kernel KOMD by a primal-dual interior-point method (issue 10, item 7).
+"""Linear-kernel KOMD by a primal-dual interior-point method.
 
 Spec donini-easymkl-komd-climbtheworld-admm §2.5 (addendum: Σ_r K_r = XXᵀ for rank-one feature
 kernels, so EasyMKL's KOMD is min_{γ∈Γ̂} (1 − Λ)‖Xᵀ(y∘γ)‖² + Λ‖γ‖², Eq. 5.7 with K = XXᵀ).

@@ -3,7 +3,7 @@
 Spec §1 (KOMD) and §6 (the exported decision is Σ_i a_i exp(−β‖x − z_i‖²) − θ; its size is the
 number of expansion points times the number of features). A full RBF KOMD on UCI HAPT keeps
 ~3,000 support vectors; cutting that expansion down after training (``export._compact``'s
-reduced set) changed 18–25 % of the decisions (issue 9). Here the budget is part of training
+reduced set) changes 18–25 % of the decisions. Here the budget is part of training
 instead, so the model that is evaluated is the model that is exported:
 
 1. landmarks Z: ``n_landmarks`` k-means centres, split between the classes in proportion to their

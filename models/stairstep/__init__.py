@@ -4,8 +4,8 @@
 selection, RBF KOMD: spec donini-easymkl-komd-climbtheworld-admm §3.6, §3.9, §3.7);
 ``StairstepModel`` binds that pipeline to the front-end configuration it was trained for and is
 saved and loaded with integrity checks; ``evaluate_protocol`` runs the §3.7 protocols and baselines;
-``ClimbCounter`` turns a barometer model's decisions into stair steps up and down, metres and floors
-(issue 24); ``StepVote`` decides each step by the majority of its run's neighbours.
+``ClimbCounter`` turns a barometer model's decisions into stair steps up and down, metres and floors;
+``StepVote`` decides each step by the majority of its run's neighbours.
 It lives in ``models/`` (not in the top ``stairsense`` package) because it only needs models,
 features and the configuration type, and the export layer above must load it; it is its own
 sub-package because it is an application of the MKL family, not a learning algorithm.

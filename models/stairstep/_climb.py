@@ -1,4 +1,4 @@
-"""Stair steps up and down, metres and floors climbed, from a barometer model's decisions (issue 24).
+"""Stair steps up and down, metres and floors climbed, from a barometer model's decisions.
 
 Apple's ``CMPedometerData.floorsAscended``/``floorsDescended`` count "floors ascended by walking"
 up or down stairs, not by lift or other assisted means, a floor being "approximately three
@@ -16,11 +16,11 @@ model decides, with the window rows' heights (``WindowRows.height_m``, ``WindowR
   (that step's end height less its ``ctx_height_change_m``) to the end of its last stair step, so
   stair steps a model misses at a flight's start (their context is still level) lose no height,
   and a height change far from any stair step (a lift, an escalator, a ramp leg) is never counted.
-  The flight's height counts as climbed or descended by its own sign, all of it: apportioning
-  each step's rise by that step's context sign, as the direction count does, put the noise of
-  a flight's first steps (whose context is still nearly level) on the wrong side, and a 3 m
-  climb picked up a phantom metre of descent. On the held-out simulated walks of
-  ``benchmarks/bench_barometer.py`` that took multi-floor walks counted exactly from 88 to 95 of
+  The flight's height counts as climbed or descended by its own sign, all of it. Apportioning
+  each step's rise by that step's context sign, as the direction count does, would put the
+  noise of a flight's first steps (whose context is still nearly level) on the wrong side: a
+  3 m climb picks up a phantom metre of descent, and on the held-out simulated walks of
+  ``benchmarks/bench_barometer.py`` the multi-floor walks counted exactly fall from 95 to 88 of
   100 (four sets of 56 people, one model).
 * **Flights only**: a flight's height counts once it holds at least ``min_flight`` stair steps
   (3 by default); a shorter one, typically a false stair decision where a pressure step (a door,

@@ -1,4 +1,4 @@
-"""Fitted estimators as JSON plus plain arrays, rebuilt without running code from the file (issue 10).
+"""Fitted estimators as JSON plus plain arrays, rebuilt without running code from the file.
 
 A pickle names callables that ``pickle.load`` calls, so a shared model file could run anything. This
 module describes the few estimator types a stair-step model is made of by their type name, their

@@ -10,7 +10,7 @@ Three protocols, all with model selection nested inside the training folds:
   groups); the inner selection folds are grouped by subject as well, so no person's windows ever
   inform a model tested on that person. This is the honest estimate of performance on a new user.
 * ``"leave-one-set-out"``: each outer fold holds out one whole set (a dataset: another placement,
-  device and protocol, issue 23) and trains on all the others; the inner selection folds are grouped
+  device and protocol) and trains on all the others; the inner selection folds are grouped
   by subject as in ``"loso"``. It asks whether a model holds on a kind of recording it never saw.
 
 Every fit of the grid and of the outer folds is one independent task run by the same function,
@@ -226,7 +226,7 @@ def stair_counts(pred, truth) -> np.ndarray:
 
 
 def stair_rates(decided, y, activity) -> dict:
-    """Issue 23's figures of held-out decisions: stair-step recall, level walking called stairs, F1.
+    """The placement figures of held-out decisions: stair-step recall, level walking called stairs, F1.
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Features that do not depend on where the phone is worn, and a selector restricted to them.
 
-Issue 9: a model trained on a waist phone counted 43–89 % of level-walking steps as stair steps
+A model trained on a waist phone counted 43–89 % of level-walking steps as stair steps
 on phones in a pocket. Without a rotation vector the front end knows Up but not North
 (``orientation="vertical"``: the X and Y axes turn with the phone, so they point wherever the
 phone's own axes project onto the ground; with ``"ahrs"`` they point where the phone pointed at

@@ -12,7 +12,7 @@ configuration, feature names and summary (so ``head -1 model.ssm`` shows what a 
 pipeline as type names, constructor parameters and fitted attributes (``_estimator_state``). Loading
 runs no code from the file: it only builds the few estimator types a stair-step model is made of.
 
-Format 1 (before issue 10) held a pickle, and unpickling runs whatever the file names; its checksum
+Format 1 held a pickle, and unpickling runs whatever the file names; its checksum
 detects damage, not tampering. :func:`load_model` refuses it; :func:`upgrade_model_file` converts a
 file its owner trusts, once, explicitly (``stairsense upgrade-model``).
 """
@@ -56,7 +56,7 @@ __all__ = [
 #: Value of the header's ``format`` key; anything else is a foreign file.
 MODEL_FORMAT = "stairsense-stairstep-model"
 #: Bumped whenever the header or payload layout changes; older/newer files are refused.
-#: Not bumped by issue 9's step context: the layout is the same, only the recorded configuration
+#: Not bumped by the step context: the layout is the same, only the recorded configuration
 #: gained fields (``step_context``, ``step_context_gap_s``). A file written before them still
 #: loads and means ``step_context=0`` (:meth:`PipelineConfig.from_record`), which is what it was
 #: trained on; bumping would refuse those files for no reason. An older reader refuses a newer
@@ -71,7 +71,7 @@ _MAX_HEADER_BYTES = 1 << 20
 #: load reads and allocates whatever the header claims.
 MAX_PAYLOAD_BYTES = 256 << 20
 
-# Format-1 files pickled before issue 15 name the modules the classes lived in then; unpickling maps them to
+# Format-1 files pickled before a reorganisation name the modules the classes lived in then; unpickling maps them to
 # the modules they moved to, so a model saved by the flat layout still loads.
 _MOVED_MODULES = {
     "stairsense.config": "stairsense.stream._config",
@@ -129,7 +129,7 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
         Train under a support-vector budget: KOMD on the Nyström kernel over this many k-means
         landmarks (:class:`~stairsense.models.mkl.NystroemKOMDClassifier`), so the decision is an
         expansion over at most ``n_landmarks`` points and the exported file is the trained model,
-        not a truncation of it (issue 9). ``None``: exact KOMD over every support vector.
+        not a truncation of it. ``None``: exact KOMD over every support vector.
     allowed : array-like of bool, optional
         Columns the selector may choose from (:class:`RestrictedSelector`), e.g.
         :func:`heading_invariant_mask` of the feature names; ``None`` allows every column.
@@ -285,7 +285,7 @@ class StairstepModel:
             required when the model's feature names end with them (before any height features),
             refused otherwise.
         height : array-like of shape (W, 5), optional
-            Row w holds window w's :data:`~stairsense.features.HEIGHT_NAMES` features (issue 24);
+            Row w holds window w's :data:`~stairsense.features.HEIGHT_NAMES` features;
             required when the model reads the barometer (its feature names end with them), refused
             otherwise.
 
@@ -541,7 +541,7 @@ def upgrade_model_file(path: str | os.PathLike, out: str | os.PathLike) -> Path:
     Parameters
     ----------
     path : str or Path
-        A format-1 file (written before issue 10).
+        A format-1 file (a pickle).
     out : str or Path
         Where to write the format-2 file.
 

@@ -33,7 +33,7 @@ class TrainRecipe:
         RBF γ on the [-1, 1]-scaled, selected features.
     n_landmarks : int or None, default=300
         Support-vector budget (Nyström KOMD over k-means landmarks), so the exported file is the
-        trained model (issue 9): 300 points × 49 int8 features fit the 32 KB default export.
+        trained model: 300 points × 49 int8 features fit the 32 KB default export.
         ``None``: exact KOMD with every support vector.
     invariant : bool, default=False
         Let the selector choose only heading-invariant features

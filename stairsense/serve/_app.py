@@ -1,4 +1,4 @@
-"""HTTP JSON API of the personalisation server (issue 13), on FastAPI (OpenAPI page at ``/docs``).
+"""HTTP JSON API of the personalisation server, on FastAPI (OpenAPI page at ``/docs``).
 
 Every error is ``{"error": "<one line>"}`` with a 4xx/5xx status, and a refused request changes
 nothing: validation (JSON, shapes, finiteness, size, authentication) happens before an operation

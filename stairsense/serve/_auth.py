@@ -1,4 +1,4 @@
-"""Per-user bearer tokens: random, stored only as hashes, compared in constant time (issue 13).
+"""Per-user bearer tokens: random, stored only as hashes, compared in constant time.
 
 A token reads ``ss1.<user name>.<secret>`` with a 256-bit random secret.  The name tells the server
 which stored hash to compare against, so the comparison is one ``hmac.compare_digest`` of two

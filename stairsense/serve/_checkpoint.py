@@ -1,4 +1,4 @@
-"""Incremental checkpoints, written off the commit path (issue 13 latency target).
+"""Incremental checkpoints, written off the commit path.
 
 Why: a checkpoint used to be a whole learner snapshot packed and written as one blob on the
 store thread, between two group commits.  Its cost grows with the distinct inputs the learner

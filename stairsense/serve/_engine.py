@@ -1,6 +1,6 @@
 """The server's core: an online multi-task learner kept equal to a replay of the durable log.
 
-Write path (issue 13 "durability", "idempotency"): a request becomes a :class:`Pending` operation
+Write path (durability, idempotency): a request becomes a :class:`Pending` operation
 in a queue; one committer task takes *every* operation waiting (group commit, up to
 ``max_batch``), and in one job on the store's thread
 

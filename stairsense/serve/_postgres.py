@@ -1,5 +1,5 @@
 """PostgreSQL behind the same :class:`~._store.Store` interface: the store for several API
-machines (issue 13 "scale past one machine").
+machines.
 
 Serialisation: every write transaction first takes ``pg_advisory_xact_lock(WRITER_LOCK)``, a
 database-wide lock released at commit, then replays the ops other workers committed, then

@@ -1,6 +1,6 @@
 """Where the server's state lives: one small interface, SQLite (embedded, default) behind it.
 
-The durable **operation log** is the source of truth (issue 13 "durability"): every acknowledged
+The durable **operation log** is the source of truth: every acknowledged
 upload or deletion is one row ``(seq, user, kind, idempotency key, X, y, w, keys)``, committed
 before the client hears back.  The in-memory learner is a deterministic replay of that log
 (``ONLINE_API.md`` guarantees bit-identical replay), and *checkpoints* (learner snapshots stored

@@ -1,4 +1,4 @@
-"""Converting a sensor log between the CSV formats and Parquet (``stairsense convert``, issue 10 item 6)."""
+"""Converting a sensor log between the CSV formats and Parquet (``stairsense convert``)."""
 from __future__ import annotations
 
 import itertools

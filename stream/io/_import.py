@@ -1,4 +1,4 @@
-"""Bring your own log: other apps' files to a canonical :class:`SensorLog` (issue 10, item 8).
+"""Bring your own log: other apps' files to a canonical :class:`SensorLog`.
 
 A *column mapping* says where each canonical column comes from and in what unit::
 

@@ -1,4 +1,4 @@
-"""Sensor logs as Parquet files: the binary log format (issue 10, item 6).
+"""Sensor logs as Parquet files: the binary log format.
 
 Parsing CSV bounds replay of all-sensor logs (17 columns): decimal text costs far more to read than
 the front end costs to run. A ``.parquet`` log holds the same columns as the canonical CSV

@@ -1,4 +1,4 @@
-"""Barometer part of the synthetic sensor simulator (issue 24, "Simulator").
+"""Barometer part of the synthetic sensor simulator.
 
 A phone barometer reads, at its own sampling times ``t_j = (j − φ)/f_b``,
 
@@ -23,7 +23,7 @@ Sources of the numbers
 - Noise: Bosch BMP280 datasheet (BST-BMP280-DS001, rev. 1.19), Table 4, "RMS noise in pressure"
   1.3 Pa at the ultra-high-resolution setting up to 2.6 Pa at ultra-low power, without the IIR
   filter; ST LPS22HB datasheet (DocID027083), Table 3, 0.0075 hPa RMS with its low-pass filter.
-  Phones run them in between: 0.01–0.05 hPa per reading (issue 24); 0.02 hPa here.
+  Phones run them in between: 0.01–0.05 hPa per reading; 0.02 hPa here.
 - Resolution: phones report 0.01 hPa or finer (the BMP280's 20-bit output is 0.16 Pa; many HALs
   round further); 0.01 hPa here.
 - Offset: both datasheets give an absolute accuracy of ±1 hPa (BMP280 Table 2, 950–1,050 hPa at
@@ -69,7 +69,7 @@ _DRIFT_KNOT_S = 60.0  # the weather tendency changes over hours: one knot a minu
 
 @dataclass(frozen=True)
 class Barometer:
-    """A phone barometer model (issue 24, "Simulator"); :meth:`ideal` switches every error off.
+    """A phone barometer model; :meth:`ideal` switches every error off.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Walks through a building between floors: the schedules of issue 24's multi-floor scenarios.
+"""Walks through a building between floors: the schedules of the multi-floor scenarios.
 
 "Walks with stairs between floors, ramps, lifts and escalators (vertical motion without stair
 steps)": a walk is a sequence of *legs*, each a corridor walk followed by a change of floor by one

@@ -72,7 +72,7 @@ def require_fields(owner, names: Sequence[str], is_valid: Callable[[float], bool
 
 @dataclass(frozen=True)
 class Person:
-    """Gait parameters of one simulated person (issue 2, "Synthetic sensor simulator").
+    """Gait parameters of one simulated person.
 
     Parameters
     ----------

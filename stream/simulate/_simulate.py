@@ -1,4 +1,4 @@
-"""The synthetic sensor simulator: the project's built-in default data (issue 2).
+"""The synthetic sensor simulator: the project's built-in default data.
 
 A simulated log is a phone carried by one person through a sequence of bouts (level walking, stairs
 up, stairs down, standing), recorded at 20–200 Hz with the streams of DESIGN.md's data model and
@@ -296,7 +296,7 @@ def simulate(
     barometer : Barometer, optional
         Adds ``pressure`` (hPa): the standard-atmosphere pressure of the true altitude with this
         barometer's offset, noise, rounding, weather drift, building disturbances and warming,
-        held from its own readings (issue 24, "Simulator"). Drawn from a random stream of its own:
+        held from its own readings. Drawn from a random stream of its own:
         every other array of the log is the same with or without it. None (default): no pressure.
 
     Returns

@@ -1,4 +1,4 @@
-"""True altitude of a simulated person over time: stairs, ramps, lifts, escalators (issue 24, "Simulator").
+"""True altitude of a simulated person over time: stairs, ramps, lifts, escalators.
 
 The altitude is a deterministic function of the gait timeline (no randomness of its own), built as
 a sequence of non-overlapping *vertical segments*, each rising (or falling) by a known height:

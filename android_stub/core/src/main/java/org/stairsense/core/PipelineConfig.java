@@ -32,7 +32,7 @@ public final class PipelineConfig {
      * reproduces what a record without them meant (Python's {@code _RECORDED_BEFORE}, read by
      * {@code PipelineConfig.from_record}; tests/test_android_parity.py compares the two):
      * a model exported before the step context took the 79 Table 12.1 features only, and one
-     * exported before issue 24's height features read no barometer, and one exported before the
+     * exported before the height features read no barometer, and one exported before the
      * step vote decided every step alone.
      */
     static final Map<String, Object> RECORDED_BEFORE = Map.of("step_context", 0.0, "step_context_gap_s", 1.5,
