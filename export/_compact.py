@@ -32,6 +32,7 @@ coefficients the same way, trading accuracy for size; the benchmarks report the 
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,8 @@ class RBFHead:
     dual_coef: np.ndarray  # (m,)
     intercept: float
     gamma: float
+    # τ of NystroemKOMDClassifier's support gate: the score is min(f(x), max_i k(x, x_i) − τ)
+    support_threshold: float | None = None
 
     @classmethod
     def from_komd(cls, komd) -> "RBFHead":
@@ -64,19 +67,20 @@ class RBFHead:
                 "retrain with KOMDClassifier(kernel='rbf')"
             )
         return cls(np.asarray(komd.support_vectors_, np.float64), np.asarray(komd.dual_coef_, np.float64),
-                   float(komd.intercept_), float(komd.gamma_))
+                   float(komd.intercept_), float(komd.gamma_), getattr(komd, "support_threshold_", None))
 
     def decision_function(self, X) -> np.ndarray:
-        """float64 reference: Σ_i a_i exp(−β‖x − x_i‖²) + b."""
-        X = np.asarray(X, np.float64)
-        return rbf_kernel_inplace(X, self.support_vectors, self.gamma) @ self.dual_coef + self.intercept
+        """float64 reference: Σ_i a_i exp(−β‖x − x_i‖²) + b, gated by the support if it has a threshold."""
+        K = rbf_kernel_inplace(np.asarray(X, np.float64), self.support_vectors, self.gamma)
+        scores = K @ self.dual_coef + self.intercept
+        return scores if self.support_threshold is None else np.minimum(scores, K.max(axis=1) - self.support_threshold)
 
     def refit_to(self, reference: "RBFHead", ridge: float = 1e-6) -> "RBFHead":
         """Coefficients for these support vectors that reproduce ``reference`` on its support vectors.
 
         Reduced-set fit: a′ = a + δ, δ = argmin ‖K′(a + δ) − K a_ref‖² + λ‖δ‖² with
         K′ = K(X_ref, X_self), K = K(X_ref, X_ref) and λ = ``ridge`` · trace(K′ᵀK′) / m (scale-free,
-        only guards a singular K′ᵀK′). The intercept is ``reference``'s.
+        only guards a singular K′ᵀK′). The intercept and support threshold are ``reference``'s.
         """
         K_new = rbf_kernel_inplace(reference.support_vectors, self.support_vectors, self.gamma)
         target = rbf_kernel_inplace(reference.support_vectors, reference.support_vectors, self.gamma) @ reference.dual_coef
@@ -84,7 +88,8 @@ class RBFHead:
         lam = ridge * np.trace(gram) / gram.shape[0]
         gram[np.diag_indices_from(gram)] += lam
         delta = np.linalg.solve(gram, K_new.T @ (target - K_new @ self.dual_coef))
-        return RBFHead(self.support_vectors, self.dual_coef + delta, reference.intercept, self.gamma)
+        return RBFHead(self.support_vectors, self.dual_coef + delta, reference.intercept, self.gamma,
+                       reference.support_threshold)
 
 
 def reduce_support(head: RBFHead, max_support_vectors: int | None) -> RBFHead:
@@ -113,7 +118,7 @@ def reduce_support(head: RBFHead, max_support_vectors: int | None) -> RBFHead:
     positive = head.dual_coef > 0
     kept = list(dict.fromkeys([order[positive[order]][0], order[~positive[order]][0], *order]))[:max_support_vectors]
     idx = np.sort(np.array(kept))
-    return RBFHead(head.support_vectors[idx], head.dual_coef[idx], head.intercept, head.gamma).refit_to(head)
+    return dataclasses.replace(head, support_vectors=head.support_vectors[idx], dual_coef=head.dual_coef[idx]).refit_to(head)
 
 
 def _stored_weights(g: GraphBuilder, W: np.ndarray, precision: str) -> tuple[str, np.ndarray]:
@@ -156,7 +161,7 @@ def add_rbf_decision(g: GraphBuilder, x: str, head: RBFHead, precision: str, *, 
     beta = head.gamma
     root = np.sqrt(beta)
     W, W_stored = _stored_weights(g, 2.0 * root * head.support_vectors.T, precision)
-    stored = RBFHead(W_stored.T / (2.0 * root), head.dual_coef, head.intercept, beta)
+    stored = dataclasses.replace(head, support_vectors=W_stored.T / (2.0 * root))
     if precision != "fp32":
         stored = stored.refit_to(head)
     coef = g.const(stored.dual_coef.astype(np.float32).reshape(-1, 1), "dual_coef")
@@ -168,6 +173,9 @@ def add_rbf_decision(g: GraphBuilder, x: str, head: RBFHead, precision: str, *, 
     # so the graph skips the clamp at 0 that rbf_kernel_inplace applies.
     kernel = g.op("Exp", g.op("Sub", g.op("Add", g.op("MatMul", x, W), c), x_norm), hint="kernel")
     score = g.op("Add", g.op("MatMul", kernel, coef), g.const(np.float32(stored.intercept)), hint="score")
+    if stored.support_threshold is not None:
+        nearest = g.op("ReduceMax", kernel, g.const(np.array([-1], np.int64)), keepdims=1)
+        score = g.op("Min", score, g.op("Sub", nearest, g.const(np.float32(stored.support_threshold))), hint="score")
     if batch:
         score = g.op("Reshape", score, g.const(np.array([-1], np.int64)), hint="score")
     return score, stored

@@ -22,7 +22,7 @@ from skl2onnx.common._registration import get_converter
 from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType, Int64TensorType, StringTensorType
 from skl2onnx.common.utils import check_input_and_output_numbers, check_input_and_output_types
 
-from stairsense.models import EasyMKLSelector, KOMDClassifier
+from stairsense.models import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
 
 from ._compact import RBFHead, add_rbf_decision
 from ._graph import TARGET_OPSET, GraphBuilder
@@ -92,6 +92,8 @@ def convert_selector(scope, operator, container) -> None:
 
 _REGISTRATIONS = (
     (KOMDClassifier, "StairsenseKOMDClassifier", calculate_komd_output_shapes, convert_komd,
+     {"zipmap": [True, False, "columns"], "nocl": [False]}),
+    (NystroemKOMDClassifier, "StairsenseNystroemKOMDClassifier", calculate_komd_output_shapes, convert_komd,
      {"zipmap": [True, False, "columns"], "nocl": [False]}),
     (EasyMKLSelector, "StairsenseEasyMKLSelector", calculate_selector_output_shapes, convert_selector, None),
 )

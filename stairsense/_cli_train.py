@@ -6,7 +6,7 @@ import sys
 
 from ._cli_common import (DATA_HELP, add_config_args, add_read_args, check_files, config_from_args, emit,
                           read_options, repair_summary)
-from ._cli_types import gamma_arg, landmarks_arg, positive, unit_interval
+from ._cli_types import gamma_arg, landmarks_arg, positive, support_quantile_arg, unit_interval
 
 # The shipped recipe is the one definition of every default below (a light import: no NumPy for --help).
 from stairsense.models import TRAIN_DEFAULTS
@@ -24,7 +24,8 @@ def cmd_train(args) -> int:
 
         k = config_file_section(args.config, "train").get("k", TRAIN_DEFAULTS.k) if args.config else TRAIN_DEFAULTS.k
     recipe = TRAIN_DEFAULTS.replace(config=config_from_args(args), k=k, lam=args.lam, gamma=args.gamma,
-                                    n_landmarks=args.landmarks or None, invariant=args.invariant_features)
+                                    n_landmarks=args.landmarks or None, invariant=args.invariant_features,
+                                    support_quantile=args.support_quantile)
     model = train_from_recordings(args.data, recipe, progress=not args.json and sys.stderr.isatty(), read=read)
     path = save_model(model, args.out)
     summary = model.summary
@@ -57,6 +58,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--landmarks", type=landmarks_arg, default=TRAIN_DEFAULTS.n_landmarks or 0, metavar="N",
                    help="train under a budget of N support vectors, 2 to 10000 (Nyström KOMD; default %(default)s, "
                         "fits the 32 KB int8 export); 0 = exact KOMD with every support vector")
+    p.add_argument("--support-quantile", type=support_quantile_arg, default=TRAIN_DEFAULTS.support_quantile,
+                   metavar="Q", help="decide NO_STAIR where a window is less similar to every landmark than all but "
+                                     "this share of the training's stair windows: a phone handled in a way no training "
+                                     "window resembles is not counted climbing (default %(default)s; 'none': no gate; "
+                                     "needs --landmarks)")
     p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=TRAIN_DEFAULTS.invariant,
                    help="select only features that do not depend on the phone's heading (z and norm rows)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")

@@ -73,6 +73,12 @@ rate_arg = positive(float, MAX_RATE_HZ, " Hz (phone motion sensors deliver at mo
 seed_arg = between(int, 0, MAX_SEED)
 
 
+def support_quantile_arg(text):
+    """An argparse type: ``none`` (no support gate) or the share of training stair windows the gate
+    may reject, in [0, 0.5]."""
+    return None if text == "none" else between(float, 0, 0.5, why=" (or 'none')")(text)
+
+
 def gamma_arg(text):
     """An argparse type: ``scale`` or a float > 0 (an RBF width)."""
     return text if text == "scale" else positive(float)(text)

@@ -11,9 +11,8 @@ from typing import Iterable
 
 import numpy as np
 
-from stairsense.features import HEIGHT_NAMES
 from stairsense.models import (TRAIN_DEFAULTS, StairstepModel, TrainRecipe, default_grid, evaluate_protocol,
-                               make_classifier, stair_rates, vote_decisions)
+                               height_mask, make_classifier, stair_rates, vote_decisions)
 from stairsense.stream import PipelineConfig
 
 from ._recordings import recording_windows
@@ -132,13 +131,12 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     grid = default_grid(classifier, grid) if isinstance(grid, str) else grid
     if protocol == "nested-cv" and n_outer is None:
         n_outer = 10
-    height = np.isin(ds.feature_names, HEIGHT_NAMES)
 
     def vote(decided, test):
         return vote_decisions(decided.astype(np.int64), ds.t_start_ns[test], ds.t_end_ns[test], config.vote_steps,
                               config.step_context_gap_s, log_index=ds.log_index[test]) == 1
 
-    estimator = make_classifier(classifier, k=k, random_state=random_state, required=height if height.any() else None)
+    estimator = make_classifier(classifier, k=k, random_state=random_state, required=height_mask(ds.feature_names))
     result = evaluate_protocol(estimator, ds.X, ds.y, groups=ds.groups, protocol=protocol, param_grid=grid,
                                n_outer=n_outer, n_inner=n_inner, random_state=random_state, client=client,
                                n_jobs=n_jobs, progress=progress, sets=found.window_source,

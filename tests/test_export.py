@@ -6,6 +6,7 @@ for the reduced-set coefficient refit.
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -214,6 +215,17 @@ def test_rbf_head_against_cdist(model):
     kernel = np.exp(-head.gamma * cdist(X, head.support_vectors, "sqeuclidean"))
     np.testing.assert_allclose(head.decision_function(X), kernel @ head.dual_coef + head.intercept, atol=1e-12)
     np.testing.assert_allclose(head.decision_function(X), model.pipeline[-1].decision_function(X), atol=1e-12)
+
+
+def test_a_support_gate_is_kept_through_reduction_and_refit(model):
+    """Oracle: cdist. The gated head decides min(f(x), max_i k(x, x_i) − τ), also once reduced."""
+    head = dataclasses.replace(RBFHead.from_komd(model.pipeline[-1]), support_threshold=0.5)
+    X = np.random.default_rng(1).uniform(-1.5, 1.5, size=(400, head.support_vectors.shape[1]))
+    for gated in (head, reduce_support(head, head.dual_coef.size // 2)):
+        kernel = np.exp(-gated.gamma * cdist(X, gated.support_vectors, "sqeuclidean"))
+        expected = np.minimum(kernel @ gated.dual_coef + gated.intercept, kernel.max(axis=1) - 0.5)
+        assert gated.support_threshold == 0.5
+        np.testing.assert_allclose(gated.decision_function(X), expected, atol=1e-12)
 
 
 def test_refit_is_the_ridge_least_squares_solution(model):

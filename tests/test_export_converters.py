@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 
 ort = pytest.importorskip("onnxruntime")
@@ -18,6 +19,7 @@ from stairsense.export._converters import register_converters  # noqa: E402
 from stairsense.export._graph import ALLOWED_OPS  # noqa: E402
 from stairsense.models.mkl._easymkl import EasyMKLSelector  # noqa: E402
 from stairsense.models.mkl._komd import KOMDClassifier  # noqa: E402
+from stairsense.models.mkl._nystroem_komd import NystroemKOMDClassifier  # noqa: E402
 from stairsense.models.stairstep._model import make_stairstep_pipeline  # noqa: E402
 
 register_converters()
@@ -47,6 +49,22 @@ def test_pipeline_to_onnx_matches_predict_and_decision_function(data, dtype):
     np.testing.assert_array_equal(labels, pipe.predict(X_test.astype(np.float64)))
     for node in onx.graph.node:
         assert node.domain in ("", "ai.onnx.ml") and node.op_type in ALLOWED_OPS, node.op_type
+
+
+def test_a_gated_nystroem_komd_converts_with_its_support_gate(data):
+    """Points pushed out of the training data by noise are where the gate decides; ONNX Runtime agrees."""
+    X, y = data
+    komd = NystroemKOMDClassifier(n_landmarks=40, lam=0.05, gamma=0.01, support_quantile=0.0, random_state=0).fit(X, y)
+    noise = np.random.default_rng(0).normal(scale=3.0, size=(300, X.shape[1]))
+    X_test = np.vstack([X[:100], X + noise, X + 1.5 * noise]).astype(np.float32)
+    onx = skl2onnx.to_onnx(komd, X_test[:1], options={id(komd): {"zipmap": False}})
+    labels, scores = _run(onx, X_test)
+    expected = komd.decision_function(X_test.astype(np.float64))
+    np.testing.assert_allclose(scores[:, 1], expected, atol=1e-5)
+    np.testing.assert_array_equal(labels, komd.predict(X_test.astype(np.float64)))
+    ungated = clone(komd).set_params(support_quantile=None).fit(X, y).decision_function(X_test.astype(np.float64))
+    assert np.any((ungated >= 0) & (expected < 0))  # the gate decided some of them
+    assert {"ReduceMax", "Min"} <= {node.op_type for node in onx.graph.node}
 
 
 def test_string_labels_and_selector_alone(data):

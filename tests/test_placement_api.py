@@ -38,10 +38,11 @@ def test_the_recipe_is_what_a_bare_train_command_parses():
     # cmd_train's k when neither --k nor a --config file sets it is the recipe's; the README states 49
     assert args.k is None and TRAIN_DEFAULTS.k == 49
     oracle = make_stairstep_pipeline(k=49, lam=args.lam, gamma=args.gamma, n_landmarks=args.landmarks or None,
-                                     random_state=0)
+                                     support_quantile=args.support_quantile, random_state=0)
     assert _scalar_params(TRAIN_DEFAULTS.pipeline()) == _scalar_params(oracle)
     # the README's shipped model: KOMD under a 300-vector budget, Λ and γ of the Table 12.2 rebuild
-    assert (args.lam, args.gamma, args.landmarks, args.invariant_features) == (0.01, 2.0**-5, 300, False)
+    assert (args.lam, args.gamma, args.landmarks, args.invariant_features, args.support_quantile) == (
+        0.01, 2.0**-5, 300, False, 0.0)
     assert TRAIN_DEFAULTS.config == PipelineConfig() and TrainRecipe() == TRAIN_DEFAULTS
 
 

@@ -1,6 +1,7 @@
 """Issue 9: budgeted KOMD, heading-invariant features, evaluating a model file, Oxford negatives.
 
-Oracles: exact KOMD on the explicit Nyström kernel (precomputed) for the budgeted classifier; a
+Oracles: exact KOMD on the explicit Nyström kernel (precomputed) for the budgeted classifier, and
+the ungated classifier with brute-force (scipy) similarities for its support gate; a
 rotation of the samples about the vertical axis for the invariance claim; hand-counted windows
 for the file evaluation.
 """
@@ -12,6 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
+from sklearn.base import clone
 from sklearn.datasets import make_moons
 
 from stairsense.cli import main
@@ -48,6 +51,43 @@ def test_nystroem_komd_with_a_budget_above_the_data_is_exact_komd(moons):
     exact = KOMDClassifier(lam=0.1, gamma=1.0).fit(X, y)
     X_test = np.random.default_rng(1).uniform(-1, 2, (50, 2))
     np.testing.assert_allclose(budget.decision_function(X_test), exact.decision_function(X_test), atol=1e-5)
+
+
+def _nearest_landmark(X, clf):
+    """Brute force: each row's largest RBF similarity to the landmarks (scipy's distances)."""
+    return np.exp(-clf.gamma_ * cdist(X, clf.support_vectors_, "sqeuclidean")).max(axis=1)
+
+
+@pytest.mark.parametrize("quantile", [0.0, 0.05])
+def test_the_support_gate_is_the_minimum_of_the_score_and_the_nearest_landmark(moons, quantile):
+    """Oracle: the ungated classifier (same landmarks and coefficients) and brute-force similarities."""
+    X, y = moons
+    gated = NystroemKOMDClassifier(n_landmarks=25, lam=0.05, gamma=1.5, support_quantile=quantile,
+                                   random_state=0).fit(X, y)
+    plain = clone(gated).set_params(support_quantile=None).fit(X, y)
+    np.testing.assert_array_equal(gated.dual_coef_, plain.dual_coef_)
+    threshold = np.quantile(_nearest_landmark(X[y == 1], gated), quantile)
+    assert gated.support_threshold_ == pytest.approx(threshold, abs=1e-12) and plain.support_threshold_ is None
+    X_test = np.random.default_rng(2).uniform(-6, 7, (2000, 2))  # the moons and far beyond them
+    nearest = _nearest_landmark(X_test, gated)
+    np.testing.assert_allclose(gated.decision_function(X_test),
+                               np.minimum(plain.decision_function(X_test), nearest - threshold), atol=1e-12)
+    beyond = nearest < threshold
+    # Beyond the support the gate decides the negative class where the expansion alone said positive.
+    assert (gated.predict(X_test[beyond]) == 0).all() and (plain.predict(X_test[beyond]) == 1).any()
+    np.testing.assert_array_equal(gated.predict(X_test[~beyond]), plain.predict(X_test[~beyond]))
+    # At quantile 0 no positive training example is beyond it.
+    if quantile == 0.0:
+        assert _nearest_landmark(X[y == 1], gated).min() >= threshold
+
+
+def test_the_support_gate_of_exact_komd_measures_each_example_against_the_others(moons):
+    X, y = moons[0][:80], moons[1][:80]
+    gated = NystroemKOMDClassifier(n_landmarks=200, lam=0.1, gamma=1.0, support_quantile=0.0).fit(X, y)
+    similarity = np.exp(-cdist(X[y == 1], X, "sqeuclidean"))
+    similarity[np.arange(similarity.shape[0]), np.flatnonzero(y == 1)] = 0.0
+    assert gated.support_threshold_ == pytest.approx(similarity.max(axis=1).min(), abs=1e-12)
+    assert gated.support_threshold_ < 1.0
 
 
 def test_heading_invariant_features_do_not_change_when_the_phone_turns():

@@ -299,12 +299,16 @@ class KOMDClassifier(BinaryDecisionMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         if self.kernel == "precomputed":
-            return X[:, self.support_] @ self.dual_coef_ + self.intercept_
+            return self._scores(X[:, self.support_])
         rows = max(1, KERNEL_BLOCK_ELEMENTS // max(1, self.support_vectors_.shape[0]))
         scores = np.empty(X.shape[0])
         for start in range(0, X.shape[0], rows):
-            scores[start:start + rows] = self._kernel(X[start:start + rows], self.support_vectors_) @ self.dual_coef_
-        return scores + self.intercept_
+            scores[start:start + rows] = self._scores(self._kernel(X[start:start + rows], self.support_vectors_))
+        return scores
+
+    def _scores(self, K):
+        """Decision scores from kernel rows ``K(X, support_vectors_)``."""
+        return K @ self.dual_coef_ + self.intercept_
 
 def encode_binary_labels(y, owner):
     """Classes (sorted) and labels mapped to {−1, +1} with ``classes_[1]`` as +1; exactly 2 classes.

@@ -16,7 +16,19 @@ instead, so the model that is evaluated is the model that is exported:
    :class:`KOMDClassifier`);
 4. since f(x) = Σ_i y_i γ_i K̃(x, x_i) − θ = k(x, Z) a − θ with a = K_ZZ⁺ k(Z, X) (yγ), the
    fitted model *is* an RBF expansion over the landmarks: ``support_vectors_ = Z`` and
-   ``dual_coef_ = a``, the attributes the export reads from :class:`KOMDClassifier`.
+   ``dual_coef_ = a``, the attributes the export reads from :class:`KOMDClassifier`;
+5. optionally (``support_quantile``), the positive class only where the training's positive class
+   is: the score is ``min(f(x) − θ, max_j k(x, z_j) − τ)``, τ the ``support_quantile``-quantile of
+   ``max_j k(x_i, z_j)`` over the positive training examples. Where no training data was, an RBF
+   expansion's sign is whatever its nearest landmarks' coefficients and θ happen to leave. On a phone waved about before a walk (IPIN's calibration openings) the stair model
+   trained on simulated walks called such steps stairs, hundreds of them for one draw of training
+   people, far less similar to every landmark than its training stair windows
+   (``benchmarks/bench_barometer.py`` measures both, with and without the gate).
+   The gate keeps every decision inside the data and sends those beyond it to the negative class:
+   a classification with a reject option (Chow, "On optimum recognition error and reject
+   tradeoff", IEEE Trans. Inf. Theory 1970) whose rejection is the negative class, because for a
+   counter a missed stair step costs less than one invented. It stays continuous, so it is two
+   ONNX nodes (``ReduceMax`` and ``Min``) in the exported graph.
 """
 from __future__ import annotations
 
@@ -54,6 +66,11 @@ class NystroemKOMDClassifier(KOMDClassifier):
         F1 0.896 (exact KOMD: 0.918).
     tol : float > 0, default=1e-8
         KOMD solver tolerance.
+    support_quantile : float in [0, 1) or None, default=None
+        Gate the positive class by the data's support (step 5): decide negative where a point is
+        less similar to every landmark than this share of the positive training examples are.
+        Exact KOMD (no more examples than ``n_landmarks``) measures each example against the
+        others, not itself. ``None``: no gate.
     random_state : None, int or RandomState
         Seeds the k-means initialisation.
 
@@ -68,6 +85,8 @@ class NystroemKOMDClassifier(KOMDClassifier):
     gamma_ : float
     n_training_support_ : int
         Training windows with γ_i > 0 in the KOMD solution on the Nyström kernel.
+    support_threshold_ : float or None
+        τ of step 5; ``None`` without ``support_quantile``.
 
     Examples
     --------
@@ -87,15 +106,18 @@ class NystroemKOMDClassifier(KOMDClassifier):
         "gamma": [StrOptions({"scale"}), Interval(Real, 0, None, closed="neither")],
         "rcond": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "support_quantile": [Interval(Real, 0, 1, closed="left"), None],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_landmarks=256, lam=0.1, gamma="scale", rcond=1e-4, tol=1e-8, random_state=None):
+    def __init__(self, n_landmarks=256, lam=0.1, gamma="scale", rcond=1e-4, tol=1e-8, support_quantile=None,
+                 random_state=None):
         self.n_landmarks = n_landmarks
         self.lam = lam
         self.gamma = gamma
         self.rcond = rcond
         self.tol = tol
+        self.support_quantile = support_quantile
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -135,16 +157,24 @@ class NystroemKOMDClassifier(KOMDClassifier):
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_signed = encode_binary_labels(y, type(self).__name__)
         self.gamma_ = resolve_rbf_gamma(self.gamma, X)
-        if X.shape[0] <= self.n_landmarks:
-            Z = X
-        else:
-            Z = self._landmarks(X, y_signed)
+        exact = X.shape[0] <= self.n_landmarks
+        Z = X if exact else self._landmarks(X, y_signed)
         K_zz = rbf_kernel_inplace(Z, Z, self.gamma_)
         eigval, eigvec = np.linalg.eigh(K_zz)
         keep = eigval > self.rcond * eigval[-1]
         # Φ = k(X, Z) U Λ^{-1/2}: K̃ = ΦΦᵀ, and f = Φ w with w = Φᵀ(yγ) over the support.
         projection = eigvec[:, keep] / np.sqrt(eigval[keep])
-        phi = rbf_kernel_inplace(X, Z, self.gamma_) @ projection
+        K_xz = rbf_kernel_inplace(X, Z, self.gamma_)
+        phi = K_xz @ projection
+        self.support_threshold_ = None
+        if self.support_quantile is not None:
+            if exact:
+                np.fill_diagonal(K_xz, 0.0)  # each example against the others
+            nearest = K_xz[y_signed > 0].max(axis=1)
+            # One ulp below, so the example at the quantile keeps its own sign: a gated score of exactly
+            # 0 would be positive to predict (≥ 0) and negative to scikit-learn's decision_function > 0.
+            self.support_threshold_ = float(np.nextafter(np.quantile(nearest, self.support_quantile), -np.inf))
+        del K_xz
         gamma_dist, theta = solve_komd_precomputed(phi @ phi.T, y_signed, float(self.lam), tol=self.tol)
         support = np.flatnonzero(gamma_dist)
         w = phi[support].T @ (y_signed[support] * gamma_dist[support])
@@ -156,3 +186,9 @@ class NystroemKOMDClassifier(KOMDClassifier):
         self.theta_ = theta
         self.intercept_ = -theta
         return self
+
+    def _scores(self, K):
+        scores = super()._scores(K)
+        # Model files saved before the gate existed have no threshold: they decide as they did.
+        threshold = getattr(self, "support_threshold_", None)
+        return scores if threshold is None else np.minimum(scores, K.max(axis=1) - threshold)

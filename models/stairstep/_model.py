@@ -105,7 +105,8 @@ def package_version() -> str:
 
 
 def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, tol=1e-8,
-                            random_state=None, n_landmarks=None, allowed=None, required=None) -> Pipeline:
+                            random_state=None, n_landmarks=None, support_quantile=None, allowed=None,
+                            required=None) -> Pipeline:
     """The stair-step classifier: [-1, 1] scaling, EasyMKL top-k selection, RBF KOMD.
 
     Spec §3.6 (scaling fitted on training windows only, clipped at inference), §3.9 (EasyMKL over
@@ -130,6 +131,10 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
         landmarks (:class:`~stairsense.models.mkl.NystroemKOMDClassifier`), so the decision is an
         expansion over at most ``n_landmarks`` points and the exported file is the trained model,
         not a truncation of it. ``None``: exact KOMD over every support vector.
+    support_quantile : float in [0, 1), optional
+        With ``n_landmarks``: decide NO_STAIR where a window is less similar to every landmark
+        than this share of the training's stair windows are (the support gate of
+        :class:`~stairsense.models.mkl.NystroemKOMDClassifier`). ``None``: no gate.
     allowed : array-like of bool, optional
         Columns the selector may choose from (:class:`RestrictedSelector`), e.g.
         :func:`heading_invariant_mask` of the feature names; ``None`` allows every column.
@@ -150,13 +155,16 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
     >>> clf.named_steps["select"].get_support().sum(), float(clf.score(X, y)) > 0.85
     (np.int64(6), True)
     """
+    if support_quantile is not None and n_landmarks is None:
+        raise ValueError("support_quantile gates a Nyström KOMD: give n_landmarks too")
     return Pipeline([
         ("scale", make_feature_scaler()),
         ("select", EasyMKLSelector(lam=selector_lam, k=k) if allowed is None and required is None else
          RestrictedSelector(EasyMKLSelector(lam=selector_lam, k=k), allowed, required)),
         ("komd", KOMDClassifier(lam=lam, kernel="rbf", gamma=gamma, tol=tol, random_state=random_state)
          if n_landmarks is None else
-         NystroemKOMDClassifier(n_landmarks=n_landmarks, lam=lam, gamma=gamma, tol=tol, random_state=random_state)),
+         NystroemKOMDClassifier(n_landmarks=n_landmarks, lam=lam, gamma=gamma, tol=tol,
+                                support_quantile=support_quantile, random_state=random_state)),
     ])
 
 

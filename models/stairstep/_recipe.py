@@ -13,7 +13,7 @@ from typing import Sequence, Union
 
 from stairsense.stream import PipelineConfig
 
-__all__ = ["TrainRecipe", "TRAIN_DEFAULTS"]
+__all__ = ["TrainRecipe", "TRAIN_DEFAULTS", "height_mask"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,16 @@ class TrainRecipe:
     invariant : bool, default=False
         Let the selector choose only heading-invariant features
         (:func:`~stairsense.models.stairstep.heading_invariant_mask`).
+    support_quantile : float in [0, 1) or None, default=0.0
+        Decide NO_STAIR where a window is less similar to every landmark than this share of the
+        training's stair windows (the support gate of
+        :class:`~stairsense.models.mkl.NystroemKOMDClassifier`); 0: than the least similar of them.
+        A phone waved about or carried in a way no training stair window resembles is not counted
+        climbing. Why 0: on IPIN's calibration openings, with the simulated-only barometer model of
+        three draws of training people (48 each; held-out people of other seeds), 0 cut the stair
+        calls there from 19, 16 and 499 to 1, 6 and 4 for a stair-step recall 0.000, 0.001 and
+        0.004 lower; 0.001 cut them to 1, 5 and 4 for 0.001, 0.009 and 0.007.
+        ``benchmarks/bench_barometer.py`` measures the shipped gate against none over 20 draws.
     random_state : int, default=0
         Seeds the landmarks' k-means, so a retrain gives the same model.
 
@@ -55,6 +65,7 @@ class TrainRecipe:
     gamma: Union[float, str] = 2.0**-5
     n_landmarks: Union[int, None] = 300
     invariant: bool = False
+    support_quantile: Union[float, None] = 0.0
     random_state: int = 0
 
     def replace(self, **changes) -> TrainRecipe:
@@ -83,18 +94,16 @@ class TrainRecipe:
         sklearn.pipeline.Pipeline
             :func:`~stairsense.models.make_stairstep_pipeline` with this recipe's parameters.
         """
-        from stairsense.features import HEIGHT_NAMES
-
         from ._invariant import heading_invariant_mask
         from ._model import make_stairstep_pipeline
 
         if self.invariant and feature_names is None:
             raise ValueError("an invariant-features recipe chooses columns by name: pass feature_names")
         allowed = heading_invariant_mask(feature_names) if self.invariant else None
-        height = [name in HEIGHT_NAMES for name in feature_names or ()]
         return make_stairstep_pipeline(k=self.k, lam=self.lam, gamma=self.gamma, n_landmarks=self.n_landmarks,
+                                       support_quantile=self.support_quantile if self.n_landmarks else None,
                                        random_state=self.random_state, allowed=allowed,
-                                       required=height if any(height) else None)
+                                       required=height_mask(feature_names or ()))
 
     def fit(self, X, y, feature_names: Sequence[str], *, groups=None, sources: Sequence[str] = ()):
         """Fit :meth:`pipeline` on windows ``(X, y)`` built with ``config``.
@@ -124,7 +133,19 @@ class TrainRecipe:
         c = self.config
         return (f"rate {c.rate_hz or 'native'}, orientation {c.orientation}, segmentation {c.segmentation}, "
                 f"step context {c.step_context}; k = {self.k}, Λ = {self.lam}, γ = {self.gamma}, "
-                f"landmarks {self.n_landmarks}, invariant features {self.invariant}")
+                f"landmarks {self.n_landmarks}, invariant features {self.invariant}, "
+                f"support quantile {self.support_quantile}")
+
+
+def height_mask(feature_names: Sequence[str]):
+    """Which of ``feature_names`` are the barometer's height features, as the ``required`` columns
+    of :func:`~stairsense.models.make_stairstep_pipeline`; ``None`` when there are none."""
+    import numpy as np
+
+    from stairsense.features import HEIGHT_NAMES
+
+    height = np.isin(np.asarray(feature_names, dtype=object), HEIGHT_NAMES)
+    return height if height.any() else None
 
 
 #: The recipe ``stairsense train`` ships with.
