@@ -245,7 +245,8 @@ def test_restart_replays_log_and_checkpoint_bit_identically(tmp_path):
         for i in range(11):  # a checkpoint every >= 4 ops (written in the background), then the log
             r = api.upload(["ann", "bob"][i % 2], rng.normal(size=(2, D)), rng.normal(size=2))
             assert r.status_code == 200
-            first = first if i else r.json()["keys"][0]
+            if i == 0:
+                first = r.json()["keys"][0]
         assert api.delete("ann", first).status_code == 200
         before = {n: api.predict(n, probes) for n in api.tokens}
         tokens = api.tokens

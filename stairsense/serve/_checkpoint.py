@@ -1,12 +1,12 @@
 """Incremental checkpoints, written off the commit path.
 
-Why: a checkpoint used to be a whole learner snapshot packed and written as one blob on the
-store thread, between two group commits.  Its cost grows with the distinct inputs the learner
-holds: 0.09 s at 10,000 inputs, 1.96 s at 120,000 (0.65 s snapshot, 0.18 s packing, 1.13 s
-writing 138 MB), and every request waiting meanwhile waited that long -- the p99 of 1.5 s of the
-loopback load test.  ``benchmarks/bench_checkpoint.py`` measures both ways side by side.
+Why: a whole learner snapshot, packed and written as one blob on the store thread between two
+group commits, costs more the more distinct inputs the learner holds: 0.09 s at 10,000 inputs,
+1.96 s at 120,000 (0.65 s snapshot, 0.18 s packing, 1.13 s writing 138 MB), and every request
+waiting meanwhile would wait that long -- a p99 of 1.5 s in the loopback load test.
+``benchmarks/bench_checkpoint.py`` measures both ways side by side.
 
-Now the commit path only *freezes* the learner (``OnlineMultiTaskLearner.freeze``: copy-on-write,
+So the commit path only *freezes* the learner (``OnlineMultiTaskLearner.freeze``: copy-on-write,
 O(number of users)), and :class:`CheckpointWriter`, on its own thread with its own store
 connection, writes the checkpoint at op ``seq`` as
 
