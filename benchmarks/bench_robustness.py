@@ -42,7 +42,7 @@ from sklearn.model_selection import GroupKFold
 
 from stairsense import PipelineConfig
 from stairsense.features import FEATURE_NAMES
-from stairsense.models import EasyMKLSelector, StairstepModel, make_stairstep_pipeline
+from stairsense.models import TRAIN_DEFAULTS, EasyMKLSelector, StairstepModel, make_stairstep_pipeline
 from stairsense.models.stairstep import RestrictedSelector, heading_invariant_mask
 from stairsense.features import feature_names_for
 
@@ -57,8 +57,9 @@ OXFORD_USERS = ("jamie", "carmelo", "dario")
 LAM, GAMMA = 0.01, 2.0**-5
 
 
-def komd(invariant: bool, n_landmarks=None, k=49, gamma=GAMMA):
-    pipe = make_stairstep_pipeline(k=k, lam=LAM, gamma=gamma, n_landmarks=n_landmarks, random_state=0)
+def komd(invariant: bool, n_landmarks=None, k=49, gamma=GAMMA, support_quantile=None):
+    pipe = make_stairstep_pipeline(k=k, lam=LAM, gamma=gamma, n_landmarks=n_landmarks,
+                                   support_quantile=support_quantile, random_state=0)
     if invariant:
         pipe.steps[1] = ("select", RestrictedSelector(EasyMKLSelector(k=k), heading_invariant_mask(FEATURE_NAMES)))
     return pipe
@@ -74,13 +75,17 @@ VARIANTS = {
     "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)":
         (lambda: komd(False, 300), (), CONFIG),
     "Nyström KOMD 300, all features + step context, UCI only (`stairsense train` default)":
-        (lambda: komd(False, 300), (), CONTEXT_CONFIG),
+        (lambda: komd(False, 300, support_quantile=TRAIN_DEFAULTS.support_quantile), (), CONTEXT_CONFIG),
     "Nyström KOMD 300, all features, UCI + Oxford + sim": (lambda: komd(False, 300), ("oxford", "sim"), CONFIG),
+    "the `stairsense train` default without its support gate":
+        (lambda: komd(False, 300), (), CONTEXT_CONFIG),
 }
 # A variant named here trains on the subsample its twin drew in the same fold and draws none itself:
 # a paired comparison, and every other variant sees the random draws it saw before the pair existed.
 SAME_SUBSAMPLE_AS = {
     "Nyström KOMD 300, all features + step context, UCI only (`stairsense train` default)":
+        "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)",
+    "the `stairsense train` default without its support gate":
         "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)",
 }
 SIM_TRAIN = ("sim0", "sim1", "sim2")  # simulated people used for training; sim3–sim5 are test only
