@@ -46,6 +46,20 @@ def test_the_recipe_is_what_a_bare_train_command_parses():
     assert TRAIN_DEFAULTS.config == PipelineConfig() and TrainRecipe() == TRAIN_DEFAULTS
 
 
+def test_train_support_quantile_takes_none_and_refuses_out_of_range(capsys):
+    parse = build_parser().parse_args
+    assert parse(["train", "D", "--out", "m", "--support-quantile", "none"]).support_quantile is None
+    assert parse(["train", "D", "--out", "m", "--support-quantile", "0.01"]).support_quantile == 0.01
+    for bad in ("0.9", "-0.1", "nan", "all"):
+        with pytest.raises(SystemExit):
+            parse(["train", "D", "--out", "m", "--support-quantile", bad])
+        assert "--support-quantile" in capsys.readouterr().err
+    # the recipe refuses a gate without landmarks; train drops it with --landmarks 0 (exact KOMD has no landmarks)
+    with pytest.raises(ValueError, match="n_landmarks"):
+        make_stairstep_pipeline(support_quantile=0.0)
+    assert TRAIN_DEFAULTS.replace(n_landmarks=None).pipeline().named_steps["komd"].__class__.__name__ == "KOMDClassifier"
+
+
 def test_train_help_shows_the_recipe_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["train", "--help"])
