@@ -77,15 +77,15 @@ VARIANTS = {
     "Nyström KOMD 300, all features + step context, UCI only (`stairsense train` default)":
         (lambda: komd(False, 300, support_quantile=TRAIN_DEFAULTS.support_quantile), (), CONTEXT_CONFIG),
     "Nyström KOMD 300, all features, UCI + Oxford + sim": (lambda: komd(False, 300), ("oxford", "sim"), CONFIG),
-    "the `stairsense train` default without its support gate":
-        (lambda: komd(False, 300), (), CONTEXT_CONFIG),
+    "the `stairsense train` default gated by its support (`--support-quantile 0`)":
+        (lambda: komd(False, 300, support_quantile=0.0), (), CONTEXT_CONFIG),
 }
 # A variant named here trains on the subsample its twin drew in the same fold and draws none itself:
 # a paired comparison, and every other variant sees the random draws it saw before the pair existed.
 SAME_SUBSAMPLE_AS = {
     "Nyström KOMD 300, all features + step context, UCI only (`stairsense train` default)":
         "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)",
-    "the `stairsense train` default without its support gate":
+    "the `stairsense train` default gated by its support (`--support-quantile 0`)":
         "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)",
 }
 SIM_TRAIN = ("sim0", "sim1", "sim2")  # simulated people used for training; sim3–sim5 are test only

@@ -61,8 +61,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--support-quantile", type=support_quantile_arg, default=TRAIN_DEFAULTS.support_quantile,
                    metavar="Q", help="decide NO_STAIR where a window is less similar to every landmark than all but "
                                      "this share of the training's stair windows: a phone handled in a way no training "
-                                     "window resembles is not counted climbing (default %(default)s; 'none': no gate; "
-                                     "needs --landmarks)")
+                                     "window resembles is not counted climbing, at a cost in recall on new people (default: "
+                                     "none, no gate; needs --landmarks; see stairsense.models.TrainRecipe)")
     p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=TRAIN_DEFAULTS.invariant,
                    help="select only features that do not depend on the phone's heading (z and norm rows)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")

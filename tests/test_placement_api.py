@@ -42,7 +42,7 @@ def test_the_recipe_is_what_a_bare_train_command_parses():
     assert _scalar_params(TRAIN_DEFAULTS.pipeline()) == _scalar_params(oracle)
     # the README's shipped model: KOMD under a 300-vector budget, Λ and γ of the Table 12.2 rebuild
     assert (args.lam, args.gamma, args.landmarks, args.invariant_features, args.support_quantile) == (
-        0.01, 2.0**-5, 300, False, 0.0)
+        0.01, 2.0**-5, 300, False, None)
     assert TRAIN_DEFAULTS.config == PipelineConfig() and TrainRecipe() == TRAIN_DEFAULTS
 
 
