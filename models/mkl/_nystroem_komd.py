@@ -20,15 +20,15 @@ instead, so the model that is evaluated is the model that is exported:
 5. optionally (``support_quantile``), the positive class only where the training's positive class
    is: the score is ``min(f(x) − θ, max_j k(x, z_j) − τ)``, τ the ``support_quantile``-quantile of
    ``max_j k(x_i, z_j)`` over the positive training examples. Where no training data was, an RBF
-   expansion's sign is whatever its nearest landmarks' coefficients and θ happen to leave. On a phone waved about before a walk (IPIN's calibration openings) the stair model
-   trained on simulated walks called such steps stairs, hundreds of them for one draw of training
-   people, far less similar to every landmark than its training stair windows
-   (``benchmarks/bench_barometer.py`` measures both, with and without the gate).
-   The gate keeps every decision inside the data and sends those beyond it to the negative class:
-   a classification with a reject option (Chow, "On optimum recognition error and reject
-   tradeoff", IEEE Trans. Inf. Theory 1970) whose rejection is the negative class, because for a
-   counter a missed stair step costs less than one invented. It stays continuous, so it is two
-   ONNX nodes (``ReduceMax`` and ``Min``) in the exported graph.
+   expansion's sign is whatever its nearest landmarks' coefficients and θ happen to leave: on a
+   phone waved about before a walk (IPIN's calibration openings) a stair model trained on
+   simulated walks called hundreds of such steps stairs for one draw of training people. The gate
+   sends the points beyond the data to the negative class: a classification with a reject option
+   (Chow, "On optimum recognition error and reject tradeoff", IEEE Trans. Inf. Theory 1970) whose
+   rejection is the negative class. τ comes from the training examples, which sit closer to the
+   landmarks placed on them than new examples do, so the gate also rejects some new positives,
+   the more the fewer training examples there are (``TrainRecipe.support_quantile`` gives the
+   measured costs). It is continuous: two ONNX nodes (``ReduceMax`` and ``Min``) in the export.
 """
 from __future__ import annotations
 
