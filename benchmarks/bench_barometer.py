@@ -38,7 +38,7 @@ Figures, each model beside its accelerometer-only twin:
 * **Other draws of people**: the simulated barometer model for every pair of a training seed and a
   held-out seed (``--spread-train-seeds``, ``--spread-test-seeds``), since one pair of 48 and 56
   people moves recall by about ±0.02 and level walking called stairs by about ±0.4 points; each
-  with the recipe's support gate (``TrainRecipe.support_quantile``) and without it, and each
+  with the recipe's support gate (``TrainRecipe.support_quantile``, ``support_scale``) and without it, and each
   training draw's model on the IPIN calibration openings, where the gate matters.
 * **Logs without pressure**: the accelerometer-only model decides the same on the held-out walks
   with the pressure column removed, window for window.
@@ -254,7 +254,9 @@ def decision_delays(config, people) -> np.ndarray:
     return np.asarray(delays)
 
 
-GATES = {"shipped (no gate)": TRAIN_DEFAULTS.support_quantile, "support gate at quantile 0": 0.0}
+# label → (support_quantile, support_scale)
+GATES = {f"shipped (gate at {TRAIN_DEFAULTS.support_scale:g} × quantile {TRAIN_DEFAULTS.support_quantile:g})":
+         (TRAIN_DEFAULTS.support_quantile, TRAIN_DEFAULTS.support_scale), "no gate (`--support-quantile none`)": (None, 1.0)}
 
 
 def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Windows) -> list[dict]:
@@ -274,8 +276,9 @@ def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Win
     rows = []
     for train_seed in train_seeds:
         ds = draw(train_seed, n_train)[1]
-        for gate, quantile in GATES.items():
-            model = TRAIN_DEFAULTS.replace(config=config, support_quantile=quantile).fit(ds.X, ds.y, ds.feature_names)
+        for gate, (quantile, scale) in GATES.items():
+            model = TRAIN_DEFAULTS.replace(config=config, support_quantile=quantile, support_scale=scale).fit(
+                ds.X, ds.y, ds.feature_names)
             opening = vote_per_log(model.predict(ipin.ipin.X), ipin.ipin.log_index, ipin.ipin.t_start_ns,
                                    ipin.ipin.t_end_ns, config)[ipin.ipin_calibration] == STAIR
             for test_seed in test_seeds:
@@ -418,10 +421,10 @@ def main(argv=None):
         f"Trained on {args.train_people} simulated people of each seed {', '.join(map(str, args.spread_train_seeds))}; "
         f"tested on {args.test_people} others of each seed {', '.join(map(str, args.spread_test_seeds))} (the tables "
         f"above are the pair {args.seed} → {args.seed + 1}) and on the {len(ipin)} IPIN logs (which no model here saw). "
-        "Each model as shipped (`support_quantile` "
-        f"{TRAIN_DEFAULTS.support_quantile}) and the same fit gated by its support (`--support-quantile 0`: a window "
-        "less similar to every landmark than the least similar training stair window is not a stair step). Each "
-        "cell: stair-step recall / level walking called stairs / stair steps in rides (windows).",
+        "Each model as shipped, gated by its support (a window less similar to every landmark than "
+        f"{TRAIN_DEFAULTS.support_scale:g} times the least similar training stair window is not a stair step), and "
+        "the same fit without the gate. Each cell: stair-step recall / level walking called stairs / stair steps in "
+        "rides (windows).",
         "",
         *markdown_table(["trained on seed", "model", *(f"tested on seed {t}" for t in args.spread_test_seeds),
                          f"IPIN: stair steps in the calibration openings (of {int(with_height.ipin_calibration.sum())})"],

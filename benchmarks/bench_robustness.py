@@ -57,9 +57,9 @@ OXFORD_USERS = ("jamie", "carmelo", "dario")
 LAM, GAMMA = 0.01, 2.0**-5
 
 
-def komd(invariant: bool, n_landmarks=None, k=49, gamma=GAMMA, support_quantile=None):
+def komd(invariant: bool, n_landmarks=None, k=49, gamma=GAMMA, support_quantile=None, support_scale=1.0):
     pipe = make_stairstep_pipeline(k=k, lam=LAM, gamma=gamma, n_landmarks=n_landmarks,
-                                   support_quantile=support_quantile, random_state=0)
+                                   support_quantile=support_quantile, support_scale=support_scale, random_state=0)
     if invariant:
         pipe.steps[1] = ("select", RestrictedSelector(EasyMKLSelector(k=k), heading_invariant_mask(FEATURE_NAMES)))
     return pipe
@@ -75,17 +75,18 @@ VARIANTS = {
     "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)":
         (lambda: komd(False, 300), (), CONFIG),
     "Nyström KOMD 300, all features + step context, UCI only (`stairsense train` default)":
-        (lambda: komd(False, 300, support_quantile=TRAIN_DEFAULTS.support_quantile), (), CONTEXT_CONFIG),
+        (lambda: komd(False, 300, support_quantile=TRAIN_DEFAULTS.support_quantile,
+                      support_scale=TRAIN_DEFAULTS.support_scale), (), CONTEXT_CONFIG),
     "Nyström KOMD 300, all features, UCI + Oxford + sim": (lambda: komd(False, 300), ("oxford", "sim"), CONFIG),
-    "the `stairsense train` default gated by its support (`--support-quantile 0`)":
-        (lambda: komd(False, 300, support_quantile=0.0), (), CONTEXT_CONFIG),
+    "the `stairsense train` default without its support gate (`--support-quantile none`)":
+        (lambda: komd(False, 300), (), CONTEXT_CONFIG),
 }
 # A variant named here trains on the subsample its twin drew in the same fold and draws none itself:
 # a paired comparison, and every other variant sees the random draws it saw before the pair existed.
 SAME_SUBSAMPLE_AS = {
     "Nyström KOMD 300, all features + step context, UCI only (`stairsense train` default)":
         "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)",
-    "the `stairsense train` default gated by its support (`--support-quantile 0`)":
+    "the `stairsense train` default without its support gate (`--support-quantile none`)":
         "Nyström KOMD 300, all features, UCI only (`stairsense train` default before step context)",
 }
 SIM_TRAIN = ("sim0", "sim1", "sim2")  # simulated people used for training; sim3–sim5 are test only

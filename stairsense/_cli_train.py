@@ -25,7 +25,7 @@ def cmd_train(args) -> int:
         k = config_file_section(args.config, "train").get("k", TRAIN_DEFAULTS.k) if args.config else TRAIN_DEFAULTS.k
     recipe = TRAIN_DEFAULTS.replace(config=config_from_args(args), k=k, lam=args.lam, gamma=args.gamma,
                                     n_landmarks=args.landmarks or None, invariant=args.invariant_features,
-                                    support_quantile=args.support_quantile)
+                                    support_quantile=args.support_quantile, support_scale=args.support_scale)
     model = train_from_recordings(args.data, recipe, progress=not args.json and sys.stderr.isatty(), read=read)
     path = save_model(model, args.out)
     summary = model.summary
@@ -59,10 +59,14 @@ def add_parser(subparsers) -> None:
                    help="train under a budget of N support vectors, 2 to 10000 (Nyström KOMD; default %(default)s, "
                         "fits the 32 KB int8 export); 0 = exact KOMD with every support vector")
     p.add_argument("--support-quantile", type=support_quantile_arg, default=TRAIN_DEFAULTS.support_quantile,
-                   metavar="Q", help="decide NO_STAIR where a window is less similar to every landmark than all but "
-                                     "this share of the training's stair windows: a phone handled in a way no training "
-                                     "window resembles is not counted climbing, at a cost in recall on new people (default: "
-                                     "none, no gate; needs --landmarks; see stairsense.models.TrainRecipe)")
+                   metavar="Q", help="the support gate: decide NO_STAIR where a window is less similar to every "
+                                     "landmark than --support-scale times all but this share of the training's stair "
+                                     "windows are, so a phone handled in a way no training window resembles is not "
+                                     "counted climbing (default %(default)s; 'none' = no gate; needs --landmarks; see "
+                                     "stairsense.models.TrainRecipe)")
+    p.add_argument("--support-scale", type=positive(float, 1.0), default=TRAIN_DEFAULTS.support_scale, metavar="C",
+                   help="the gate's edge, in (0, 1]: below 1 it gates only windows farther out than the training "
+                        "stair windows' own edge, which new people's stairs also cross (default %(default)s)")
     p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=TRAIN_DEFAULTS.invariant,
                    help="select only features that do not depend on the phone's heading (z and norm rows)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")

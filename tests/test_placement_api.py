@@ -38,11 +38,12 @@ def test_the_recipe_is_what_a_bare_train_command_parses():
     # cmd_train's k when neither --k nor a --config file sets it is the recipe's; the README states 49
     assert args.k is None and TRAIN_DEFAULTS.k == 49
     oracle = make_stairstep_pipeline(k=49, lam=args.lam, gamma=args.gamma, n_landmarks=args.landmarks or None,
-                                     support_quantile=args.support_quantile, random_state=0)
+                                     support_quantile=args.support_quantile, support_scale=args.support_scale,
+                                     random_state=0)
     assert _scalar_params(TRAIN_DEFAULTS.pipeline()) == _scalar_params(oracle)
     # the README's shipped model: KOMD under a 300-vector budget, Λ and γ of the Table 12.2 rebuild
-    assert (args.lam, args.gamma, args.landmarks, args.invariant_features, args.support_quantile) == (
-        0.01, 2.0**-5, 300, False, None)
+    assert (args.lam, args.gamma, args.landmarks, args.invariant_features, args.support_quantile,
+            args.support_scale) == (0.01, 2.0**-5, 300, False, 0.0, 0.9)
     assert TRAIN_DEFAULTS.config == PipelineConfig() and TrainRecipe() == TRAIN_DEFAULTS
 
 
@@ -54,6 +55,11 @@ def test_train_support_quantile_takes_none_and_refuses_out_of_range(capsys):
         with pytest.raises(SystemExit):
             parse(["train", "D", "--out", "m", "--support-quantile", bad])
         assert "--support-quantile" in capsys.readouterr().err
+    assert parse(["train", "D", "--out", "m", "--support-scale", "1"]).support_scale == 1.0
+    for bad in ("0", "1.1", "nan"):
+        with pytest.raises(SystemExit):
+            parse(["train", "D", "--out", "m", "--support-scale", bad])
+        assert "--support-scale" in capsys.readouterr().err
     # the recipe refuses a gate without landmarks; train drops it with --landmarks 0 (exact KOMD has no landmarks)
     with pytest.raises(ValueError, match="n_landmarks"):
         make_stairstep_pipeline(support_quantile=0.0)

@@ -58,15 +58,15 @@ def _nearest_landmark(X, clf):
     return np.exp(-clf.gamma_ * cdist(X, clf.support_vectors_, "sqeuclidean")).max(axis=1)
 
 
-@pytest.mark.parametrize("quantile", [0.0, 0.05])
-def test_the_support_gate_is_the_minimum_of_the_score_and_the_nearest_landmark(moons, quantile):
+@pytest.mark.parametrize("quantile, scale", [(0.0, 1.0), (0.05, 1.0), (0.0, 0.9)])
+def test_the_support_gate_is_the_minimum_of_the_score_and_the_nearest_landmark(moons, quantile, scale):
     """Oracle: the ungated classifier (same landmarks and coefficients) and brute-force similarities."""
     X, y = moons
     gated = NystroemKOMDClassifier(n_landmarks=25, lam=0.05, gamma=1.5, support_quantile=quantile,
-                                   random_state=0).fit(X, y)
+                                   support_scale=scale, random_state=0).fit(X, y)
     plain = clone(gated).set_params(support_quantile=None).fit(X, y)
     np.testing.assert_array_equal(gated.dual_coef_, plain.dual_coef_)
-    threshold = np.quantile(_nearest_landmark(X[y == 1], gated), quantile)
+    threshold = scale * np.quantile(_nearest_landmark(X[y == 1], gated), quantile)
     assert gated.support_threshold_ == pytest.approx(threshold, abs=1e-12) and plain.support_threshold_ is None
     X_test = np.random.default_rng(2).uniform(-6, 7, (2000, 2))  # the moons and far beyond them
     nearest = _nearest_landmark(X_test, gated)

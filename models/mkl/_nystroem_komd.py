@@ -18,8 +18,8 @@ instead, so the model that is evaluated is the model that is exported:
    fitted model *is* an RBF expansion over the landmarks: ``support_vectors_ = Z`` and
    ``dual_coef_ = a``, the attributes the export reads from :class:`KOMDClassifier`;
 5. optionally (``support_quantile``), the positive class only where the training's positive class
-   is: the score is ``min(f(x) − θ, max_j k(x, z_j) − τ)``, τ the ``support_quantile``-quantile of
-   ``max_j k(x_i, z_j)`` over the positive training examples. Where no training data was, an RBF
+   is: the score is ``min(f(x) − θ, max_j k(x, z_j) − τ)``, τ ``support_scale`` times the
+   ``support_quantile``-quantile of ``max_j k(x_i, z_j)`` over the positive training examples. Where no training data was, an RBF
    expansion's sign is whatever its nearest landmarks' coefficients and θ happen to leave: on a
    phone waved about before a walk (IPIN's calibration openings) a stair model trained on
    simulated walks called hundreds of such steps stairs for one draw of training people. The gate
@@ -27,8 +27,10 @@ instead, so the model that is evaluated is the model that is exported:
    (Chow, "On optimum recognition error and reject tradeoff", IEEE Trans. Inf. Theory 1970) whose
    rejection is the negative class. τ comes from the training examples, which sit closer to the
    landmarks placed on them than new examples do, so the gate also rejects some new positives,
-   the more the fewer training examples there are (``TrainRecipe.support_quantile`` gives the
-   measured costs). It is continuous: two ONNX nodes (``ReduceMax`` and ``Min``) in the export.
+   the more the fewer training examples there are. ``support_scale`` < 1 moves the edge out
+   (c·k(x, z) = exp(−γ(d² + ln(1/c)/γ)): by ln(1/c)/γ in squared distance) to where the training
+   examples' optimism no longer reaches (``TrainRecipe`` gives the measured trade-off). It is
+   continuous: two ONNX nodes (``ReduceMax`` and ``Min``) in the export.
 """
 from __future__ import annotations
 
@@ -71,6 +73,9 @@ class NystroemKOMDClassifier(KOMDClassifier):
         less similar to every landmark than this share of the positive training examples are.
         Exact KOMD (no more examples than ``n_landmarks``) measures each example against the
         others, not itself. ``None``: no gate.
+    support_scale : float in (0, 1], default=1.0
+        τ is this times the quantile's similarity (step 5): below 1 the gate rejects only points
+        farther out than the positive training examples' own edge.
     random_state : None, int or RandomState
         Seeds the k-means initialisation.
 
@@ -107,17 +112,19 @@ class NystroemKOMDClassifier(KOMDClassifier):
         "rcond": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "support_quantile": [Interval(Real, 0, 1, closed="left"), None],
+        "support_scale": [Interval(Real, 0, 1, closed="right")],
         "random_state": ["random_state"],
     }
 
     def __init__(self, n_landmarks=256, lam=0.1, gamma="scale", rcond=1e-4, tol=1e-8, support_quantile=None,
-                 random_state=None):
+                 support_scale=1.0, random_state=None):
         self.n_landmarks = n_landmarks
         self.lam = lam
         self.gamma = gamma
         self.rcond = rcond
         self.tol = tol
         self.support_quantile = support_quantile
+        self.support_scale = support_scale
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -173,7 +180,8 @@ class NystroemKOMDClassifier(KOMDClassifier):
             nearest = K_xz[y_signed > 0].max(axis=1)
             # One ulp below, so the example at the quantile keeps its own sign: a gated score of exactly
             # 0 would be positive to predict (≥ 0) and negative to scikit-learn's decision_function > 0.
-            self.support_threshold_ = float(np.nextafter(np.quantile(nearest, self.support_quantile), -np.inf))
+            edge = self.support_scale * np.quantile(nearest, self.support_quantile)
+            self.support_threshold_ = float(np.nextafter(edge, -np.inf))
         del K_xz
         gamma_dist, theta = solve_komd_precomputed(phi @ phi.T, y_signed, float(self.lam), tol=self.tol)
         support = np.flatnonzero(gamma_dist)

@@ -105,8 +105,8 @@ def package_version() -> str:
 
 
 def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, tol=1e-8,
-                            random_state=None, n_landmarks=None, support_quantile=None, allowed=None,
-                            required=None) -> Pipeline:
+                            random_state=None, n_landmarks=None, support_quantile=None, support_scale=1.0,
+                            allowed=None, required=None) -> Pipeline:
     """The stair-step classifier: [-1, 1] scaling, EasyMKL top-k selection, RBF KOMD.
 
     Spec §3.6 (scaling fitted on training windows only, clipped at inference), §3.9 (EasyMKL over
@@ -135,6 +135,9 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
         With ``n_landmarks``: decide NO_STAIR where a window is less similar to every landmark
         than this share of the training's stair windows are (the support gate of
         :class:`~stairsense.models.mkl.NystroemKOMDClassifier`). ``None``: no gate.
+    support_scale : float in (0, 1], default=1.0
+        The gate's threshold is this times that share's similarity: below 1, only windows farther
+        out than the training stair windows' own edge are gated.
     allowed : array-like of bool, optional
         Columns the selector may choose from (:class:`RestrictedSelector`), e.g.
         :func:`heading_invariant_mask` of the feature names; ``None`` allows every column.
@@ -164,7 +167,8 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
         ("komd", KOMDClassifier(lam=lam, kernel="rbf", gamma=gamma, tol=tol, random_state=random_state)
          if n_landmarks is None else
          NystroemKOMDClassifier(n_landmarks=n_landmarks, lam=lam, gamma=gamma, tol=tol,
-                                support_quantile=support_quantile, random_state=random_state)),
+                                support_quantile=support_quantile, support_scale=support_scale,
+                                random_state=random_state)),
     ])
 
 
