@@ -60,10 +60,10 @@ def add_parser(subparsers) -> None:
                         "fits the 32 KB int8 export); 0 = exact KOMD with every support vector")
     p.add_argument("--support-quantile", type=support_quantile_arg, default=TRAIN_DEFAULTS.support_quantile,
                    metavar="Q", help="the support gate: decide NO_STAIR where a window is less similar to every "
-                                     "landmark than --support-scale times all but this share of the training's stair "
-                                     "windows are, so a phone handled in a way no training window resembles is not "
-                                     "counted climbing (default %(default)s; 'none' = no gate; needs --landmarks; see "
-                                     "stairsense.models.TrainRecipe)")
+                                     "landmark than --support-scale times the Q-quantile of the training stair windows' "
+                                     "similarity (0 = the least similar of them), so a phone handled in a way no "
+                                     "training window resembles is not counted climbing (default %(default)s; 'none' = "
+                                     "no gate; needs --landmarks; see stairsense.models.TrainRecipe)")
     p.add_argument("--support-scale", type=positive(float, 1.0), default=TRAIN_DEFAULTS.support_scale, metavar="C",
                    help="the gate's edge, in (0, 1]: below 1 it gates only windows farther out than the training "
                         "stair windows' own edge, which new people's stairs also cross (default %(default)s)")
