@@ -85,6 +85,11 @@ KINDS = {True: "with barometer", False: "accelerometer only"}
 VARIANTS = ("simulated", "+ IPIN walking", "+ IPIN walking and calibration")
 
 
+def ipin_logs() -> list:
+    """The 40 IPIN 2023 hand-held logs of ``../shared/data/ipin-hand-baro``, in file order."""
+    return [load_ipin(path) for path in sorted(data_dir("ipin-hand-baro").glob("IPIN2023_T3_*.txt*"))]
+
+
 def touches(logs, ds, codes) -> np.ndarray:
     """Per window of ``ds``, cut from ``logs``: whether any of its samples is labelled one of ``codes``."""
     out = np.zeros(len(ds), dtype=bool)
@@ -364,7 +369,7 @@ def main(argv=None):
     started = time.perf_counter()
     train = simulated_people(args.train_people, seed=args.seed)
     test = simulated_people(args.test_people, seed=args.seed + 1)
-    ipin = [load_ipin(path) for path in sorted(data_dir("ipin-hand-baro").glob("IPIN2023_T3_*.txt*"))]
+    ipin = ipin_logs()
     trials = np.array([log.meta["trial"] for log in ipin])
     ipin_folds = [np.isin(trials, fold) for fold in np.array_split(np.unique(trials), args.folds)]
     results, floors = {}, {}

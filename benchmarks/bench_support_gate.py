@@ -38,8 +38,9 @@ import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import data_dir, git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
+from _common import git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
 from _robust_data import oxford_windows, uci_windows  # noqa: E402
+from bench_barometer import ipin_logs  # noqa: E402
 from bench_barometer import windows as barometer_windows  # noqa: E402
 from bench_robustness import CONTEXT_CONFIG, OXFORD_USERS, _subsample, _uci_rows, komd  # noqa: E402
 from sklearn.model_selection import GroupKFold  # noqa: E402
@@ -47,7 +48,6 @@ from sklearn.model_selection import GroupKFold  # noqa: E402
 from stairsense.export.energy import simulated_people  # noqa: E402
 from stairsense.features import AMBIGUOUS, STAIR, window_dataset  # noqa: E402
 from stairsense.models import TRAIN_DEFAULTS, stair_rates  # noqa: E402
-from stairsense.stream import load_ipin  # noqa: E402
 
 MEASURES = ("stream/", ":!stream/io/", "features/", "models/mkl/", "models/stairstep/", "export/energy/_people.py",
             "stairsense/pipeline.py", "benchmarks/_robust_data.py", "benchmarks/bench_robustness.py",
@@ -86,7 +86,7 @@ def uci_cost(n_folds, max_train, seed) -> dict:
 
 def barometer_benefit(train_seeds, n_train, n_test) -> dict:
     config = TRAIN_DEFAULTS.config.replace(rate_hz=30, orientation="vertical", barometer=True)
-    ipin = [load_ipin(path) for path in sorted(data_dir("ipin-hand-baro").glob("IPIN2023_T3_*.txt*"))]
+    ipin = ipin_logs()
     w = barometer_windows(config, simulated_people(n_train, seed=train_seeds[0]), simulated_people(n_test, seed=1),
                           ipin)
     scored = w.test.y != AMBIGUOUS
