@@ -40,8 +40,8 @@ Figures, each model beside its accelerometer-only twin:
   people moves recall by about ±0.02 and level walking called stairs by about ±0.4 points; each
   with the recipe's support gate (``TrainRecipe.support_quantile``, ``support_scale``) and without it, and each
   training draw's model on the IPIN logs (the calibration openings are where the gate matters); beside
-  them a peer on the same rows, gradient-boosted trees, alone and behind the shipped model's gate
-  (:func:`spread_models`).
+  them a peer on the same rows, gradient-boosted trees, alone and behind the shipped model's gate,
+  and a small one at about the shipped file's size (:func:`spread_models`).
 * **Logs without pressure**: the accelerometer-only model decides the same on the held-out walks
   with the pressure column removed, window for window.
 
@@ -66,7 +66,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _common import data_dir, git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
-from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
+from skl2onnx import to_onnx  # noqa: E402
+from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier  # noqa: E402
 
 from stairsense.export.energy import simulated_people  # noqa: E402
 from stairsense.features import AMBIGUOUS, HEIGHT_NAMES, NO_STAIR, STAIR, WindowDataset, window_dataset  # noqa: E402
@@ -268,7 +269,8 @@ SHIPPED = (f"shipped (gate at {TRAIN_DEFAULTS.support_scale:g} × quantile "
 UNGATED = "no gate (`--support-quantile none`)"
 TREES = "peer: gradient-boosted trees"
 GATED_TREES = "peer: the same trees behind the shipped gate"
-SPREAD_MODELS = (SHIPPED, UNGATED, TREES, GATED_TREES)
+SMALL_TREES = "peer: 50 trees of 8 leaves (classic boosting), behind the shipped gate"
+SPREAD_MODELS = (SHIPPED, UNGATED, TREES, GATED_TREES, SMALL_TREES)
 
 
 def gate_alone(model):
@@ -281,18 +283,30 @@ def gate_alone(model):
     return gate
 
 
-def spread_models(ds: WindowDataset, config) -> dict:
+def spread_models(ds: WindowDataset, config) -> tuple[dict, int]:
     """:data:`SPREAD_MODELS` fitted on one training draw's windows: label → the decision (1 = STAIR)
-    of each window of an ``X``. The peer is scikit-learn's histogram gradient boosting on the same
-    rows (300 rounds, its other defaults, its own 0.5 threshold): a flexible model that needs no
-    kernel or feature scaling, to tell the features' limit from the shipped model's; behind the
-    shipped model's support gate, to tell what the gate adds to any classifier."""
+    of each window of an ``X``; and the size in bytes of the small peer's ONNX file.
+
+    The peer is scikit-learn's histogram gradient boosting on the same rows (300 rounds, its other
+    defaults, its own 0.5 threshold): a flexible model that needs no kernel or feature scaling, to
+    tell the features' limit from the shipped model's; behind the shipped model's support gate, to
+    tell what the gate adds to any classifier. The small peer is what a tree model costs at about
+    the shipped file's size: classic gradient boosting (50 trees of at most 8 leaves), whose
+    skl2onnx conversion is the measure (the histogram model's converter fails on this
+    skl2onnx/onnx pair)."""
+    stair = (ds.y == STAIR).astype(np.int64)
     shipped = TRAIN_DEFAULTS.replace(config=config).fit(ds.X, ds.y, ds.feature_names)
     ungated = TRAIN_DEFAULTS.replace(config=config, support_quantile=None).fit(ds.X, ds.y, ds.feature_names)
-    trees = HistGradientBoostingClassifier(max_iter=300, random_state=0).fit(ds.X, ds.y == STAIR)
+    trees = HistGradientBoostingClassifier(max_iter=300, random_state=0).fit(ds.X, stair)
+    small = GradientBoostingClassifier(n_estimators=50, max_leaf_nodes=8, random_state=0).fit(ds.X, stair)
+    small_bytes = len(to_onnx(small, ds.X[:1].astype(np.float32), options={"zipmap": False}).SerializeToString())
     gate = gate_alone(shipped)
-    return {SHIPPED: shipped.predict, UNGATED: ungated.predict, TREES: lambda X: trees.predict(X).astype(np.int64),
-            GATED_TREES: lambda X: (trees.predict(X) & (gate.predict(X) == STAIR)).astype(np.int64)}
+
+    def gated(model):
+        return lambda X: model.predict(X) & (gate.predict(X) == STAIR)
+
+    return {SHIPPED: shipped.predict, UNGATED: ungated.predict, TREES: trees.predict, GATED_TREES: gated(trees),
+            SMALL_TREES: gated(small)}, small_bytes
 
 
 def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Windows) -> list[dict]:
@@ -315,13 +329,14 @@ def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Win
     rows = []
     for train_seed in train_seeds:
         ds = draw(train_seed, n_train)[1]
-        for name, decide in spread_models(ds, config).items():
+        models, small_bytes = spread_models(ds, config)
+        for name, decide in models.items():
             on_ipin = voted(decide, ipin.ipin) == STAIR
             for test_seed in test_seeds:
                 people, test = draw(test_seed, n_test, keep_unlabelled=True)
                 decided = voted(decide, test)
                 scored, rides = test.y != AMBIGUOUS, touches(people, test, RIDES)
-                rows.append({"train": train_seed, "test": test_seed, "model": name,
+                rows.append({"train": train_seed, "test": test_seed, "model": name, "small_onnx_bytes": small_bytes,
                              "opening_stairs": int(on_ipin[ipin.ipin_calibration].sum()),
                              "walk_stairs": int(on_ipin[ipin.ipin_walk].sum()),
                              "ride_stairs": int(np.sum(decided[rides] == STAIR)),
@@ -463,8 +478,11 @@ def main(argv=None):
         f"{TRAIN_DEFAULTS.support_scale:g} times the least similar training stair window is not a stair step), and "
         "the same fit without the gate. The peer: scikit-learn's histogram gradient boosting on the same rows (300 "
         "rounds, its defaults otherwise, its own 0.5 threshold; not exported, a measure of what these features "
-        "allow), alone and behind the shipped model's gate. Each cell: stair-step recall / level walking called "
-        "stairs / stair steps in rides (windows).",
+        "allow), alone and behind the shipped model's gate; and a small one behind the gate, classic gradient "
+        "boosting at about the shipped file's size (50 trees of at most 8 leaves; its ONNX file "
+        f"{min(r['small_onnx_bytes'] for r in spread):,}–{max(r['small_onnx_bytes'] for r in spread):,} bytes over "
+        "the training draws). Each cell: stair-step recall / level walking called stairs / stair steps in rides "
+        "(windows).",
         "",
         *markdown_table(["trained on seed", "model", *(f"tested on seed {t}" for t in args.spread_test_seeds),
                          f"IPIN: stair steps in the calibration openings (of {int(with_height.ipin_calibration.sum())})",
