@@ -480,9 +480,8 @@ def main(argv=None):
         "rounds, its defaults otherwise, its own 0.5 threshold; not exported, a measure of what these features "
         "allow), alone and behind the shipped model's gate; and a small one behind the gate, classic gradient "
         "boosting at about the shipped file's size (50 trees of at most 8 leaves; its ONNX file "
-        f"{min(r['small_onnx_bytes'] for r in spread):,}–{max(r['small_onnx_bytes'] for r in spread):,} bytes over "
-        "the training draws). Each cell: stair-step recall / level walking called stairs / stair steps in rides "
-        "(windows).",
+        f"{' to '.join(f'{b:,}' for b in sorted({r['small_onnx_bytes'] for r in spread}))} bytes). Each cell: "
+        "stair-step recall / level walking called stairs / stair steps in rides (windows).",
         "",
         *markdown_table(["trained on seed", "model", *(f"tested on seed {t}" for t in args.spread_test_seeds),
                          f"IPIN: stair steps in the calibration openings (of {int(with_height.ipin_calibration.sum())})",
