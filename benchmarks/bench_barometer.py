@@ -283,7 +283,7 @@ def gate_alone(model):
     return gate
 
 
-def spread_models(ds: WindowDataset, config) -> tuple[dict, int]:
+def spread_models(ds: WindowDataset, config, check) -> tuple[dict, int]:
     """:data:`SPREAD_MODELS` fitted on one training draw's windows: label → the decision (1 = STAIR)
     of each window of an ``X``; and the size in bytes of the small peer's ONNX file.
 
@@ -293,7 +293,9 @@ def spread_models(ds: WindowDataset, config) -> tuple[dict, int]:
     tell what the gate adds to any classifier. The small peer is what a tree model costs at about
     the shipped file's size: classic gradient boosting (50 trees of at most 8 leaves), whose
     skl2onnx conversion is the measure (the histogram model's converter fails on this
-    skl2onnx/onnx pair)."""
+    skl2onnx/onnx pair). ``check``: windows on which the shipped model must decide as the ungated
+    fit behind :func:`gate_alone` (the IPIN logs, where the gate turns windows off), since that
+    function reads the estimator's fitted attributes."""
     stair = (ds.y == STAIR).astype(np.int64)
     shipped = TRAIN_DEFAULTS.replace(config=config).fit(ds.X, ds.y, ds.feature_names)
     ungated = TRAIN_DEFAULTS.replace(config=config, support_quantile=None).fit(ds.X, ds.y, ds.feature_names)
@@ -301,6 +303,8 @@ def spread_models(ds: WindowDataset, config) -> tuple[dict, int]:
     small = GradientBoostingClassifier(n_estimators=50, max_leaf_nodes=8, random_state=0).fit(ds.X, stair)
     small_bytes = len(to_onnx(small, ds.X[:1].astype(np.float32), options={"zipmap": False}).SerializeToString())
     gate = gate_alone(shipped)
+    if not np.array_equal(shipped.predict(check), ungated.predict(check) & (gate.predict(check) == STAIR)):
+        raise AssertionError("gate_alone no longer reproduces the shipped support gate: update it to the estimator")
 
     def gated(model):
         return lambda X: model.predict(X) & (gate.predict(X) == STAIR)
@@ -329,7 +333,7 @@ def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Win
     rows = []
     for train_seed in train_seeds:
         ds = draw(train_seed, n_train)[1]
-        models, small_bytes = spread_models(ds, config)
+        models, small_bytes = spread_models(ds, config, check=ipin.ipin.X)
         for name, decide in models.items():
             on_ipin = voted(decide, ipin.ipin) == STAIR
             for test_seed in test_seeds:
