@@ -45,6 +45,11 @@ set, as our model does); "acc + gyro" adds the gyroscope and so trains and tests
 (no gyroscope there). Its rates are per fixed window, not per step. Its MobiFall stair steps are
 the plain counter's steps whose nearest fixed window (by centre) the forest decides STAIR.
 
+A second peer reads our rows: gradient-boosted trees (scikit-learn's histogram boosting, 300
+rounds, as ``bench_barometer.py``'s peer) fitted on the very windows ours is fitted on in each fold
+and voted as ours is: what a flexible model makes of the same features and the same training data,
+to tell what the features and the data allow from what KOMD makes of them. Not exported.
+
 Both models train on at most ``--max-train`` windows per fold, drawn without replacement in
 proportion to each (set, class) stratum, so every set keeps its share of the union.
 
@@ -79,7 +84,7 @@ import numpy as np  # noqa: E402
 from _common import data_dir, git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
 from _plain_counter import PlainCounter  # noqa: E402
 from bench_robustness import _fixed_window_features  # noqa: E402
-from sklearn.ensemble import RandomForestClassifier  # noqa: E402
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier  # noqa: E402
 from sklearn.model_selection import GroupKFold  # noqa: E402
 
 from stairsense import recording_windows  # noqa: E402
@@ -108,6 +113,7 @@ WALK_TARGET, RECALL_TARGET, TRIAL_TARGET, STEP_TARGET = 0.05, 0.85, 0.90, 0.95
 UCI_F1_TARGET, UCI_UP_TARGET = 0.93, 0.9
 RECALL_TARGET_SETS = ("mobifall", "weda")
 PEERS = ("RF acc", "RF acc + gyro")
+ROWS_PEER = "trees on our rows"
 
 
 # ------------------------------------------------------------------ windows of every set
@@ -242,10 +248,12 @@ def capped(index: np.ndarray, strata: np.ndarray, cap: int, rng) -> np.ndarray:
 
 @dataclass
 class Run:
-    """Held-out decisions of one protocol: ours per step window, the peers per fixed window."""
+    """Held-out decisions of one protocol: ours and the trees on our rows per step window, the
+    forests per fixed window."""
 
     ours: np.ndarray
     peers: dict[str, np.ndarray]
+    trees: np.ndarray
     fit_s: list = field(default_factory=list)
     trained: list = field(default_factory=list)
 
@@ -254,7 +262,7 @@ def run_protocol(name, folds, ours: Table, peer: Table, train: TrainRecipe, feat
                  trees) -> Run:
     """``folds``: (label, test mask of ours, test mask of the peer's windows) per fold."""
     rng = np.random.default_rng(seed)
-    run = Run(np.full(ours.y.size, -1), {p: np.full(peer.y.size, -1) for p in PEERS})
+    run = Run(np.full(ours.y.size, -1), {p: np.full(peer.y.size, -1) for p in PEERS}, np.full(ours.y.size, -1))
     strata = np.char.add(ours.set.astype(str), ours.y.astype(str))
     peer_strata = np.char.add(peer.set.astype(str), peer.y.astype(str))
     has_gyro = ~np.isnan(peer.X_gyro).any(1)
@@ -267,6 +275,8 @@ def run_protocol(name, folds, ours: Table, peer: Table, train: TrainRecipe, feat
         run.fit_s.append(time.process_time() - cpu)
         run.trained.append(pick.size)
         run.ours[test] = model.predict(ours.X[test])
+        boosted = HistGradientBoostingClassifier(max_iter=300, random_state=0).fit(ours.X[pick], ours.y[pick])
+        run.trees[test] = boosted.predict(ours.X[test])
         for peer_name, X, usable in (("RF acc", peer.X, np.ones(peer.y.size, bool)),
                                      ("RF acc + gyro", peer.X_gyro, has_gyro)):
             pick = capped(np.flatnonzero(~peer_test & usable), peer_strata, max_train, rng)
@@ -333,21 +343,23 @@ def placement_label(set_name, placement) -> str:
 
 
 def protocol_table(run: Run, ours: Table, peer: Table, keys) -> tuple[list[str], dict]:
-    header = ["set · placement", "stair windows", "stair-step recall: ours / RF acc / RF acc+gyro",
-              "walking windows", "level walking called stairs: ours / RF acc / RF acc+gyro",
-              "F1: ours / RF acc / RF acc+gyro", "stairs-up recall: ours / RF acc", "ours against the targets"]
+    peers = f"ours / RF acc / RF acc+gyro / {ROWS_PEER}"
+    header = ["set · placement", "stair windows", f"stair-step recall: {peers}", "walking windows",
+              f"level walking called stairs: {peers}", f"F1: {peers}", "stairs-up recall: ours / RF acc",
+              "ours against the targets"]
     rows, figures = [], {}
     for set_name, placement in keys:
-        mine = rates(ours.y, run.ours, ours.walking, ours.direction,
-                     (ours.set == set_name) & (ours.placement == placement) & ~ours.calibration)
+        rows_here = (ours.set == set_name) & (ours.placement == placement) & ~ours.calibration
+        mine = rates(ours.y, run.ours, ours.walking, ours.direction, rows_here)
         if mine["n_stair"] + mine["n_walk"] == 0:
             continue
         theirs = [rates(peer.y, run.peers[p], peer.walking, peer.direction,
                         (peer.set == set_name) & (peer.placement == placement) & ~peer.calibration) for p in PEERS]
-        figures[(set_name, placement)] = (mine, theirs)
-        three = lambda key, f: " / ".join(f(x[key]) for x in [mine, *theirs])  # noqa: E731
-        rows.append([placement_label(set_name, placement), mine["n_stair"] or "–", three("recall", fmt_score),
-                     mine["n_walk"] or "–", three("walk", fmt_rate), three("f1", fmt_score),
+        trees = rates(ours.y, run.trees, ours.walking, ours.direction, rows_here)
+        figures[(set_name, placement)] = (mine, theirs, trees)
+        each = lambda key, f: " / ".join(f(x[key]) for x in [mine, *theirs, trees])  # noqa: E731
+        rows.append([placement_label(set_name, placement), mine["n_stair"] or "–", each("recall", fmt_score),
+                     mine["n_walk"] or "–", each("walk", fmt_rate), each("f1", fmt_score),
                      " / ".join(fmt_score(x["up"]) for x in [mine, theirs[0]]),
                      "; ".join(verdicts(set_name, placement, mine)) or "no target"])
     return markdown_table(header, rows, "lrrrrrrl"), figures
@@ -356,7 +368,7 @@ def protocol_table(run: Run, ours: Table, peer: Table, keys) -> tuple[list[str],
 def trial_counts(run: Run, ours: Table, peer: Table, recordings: list[Recording]) -> dict:
     """Per MobiFall stairs trial: stair steps (ours, each peer + the plain counter) and all steps."""
     counter = PlainCounter()
-    out = {"ours": [], "ours_steps": [], "plain_steps": [], **{p: [] for p in PEERS}}
+    out = {"ours": [], "ours_steps": [], "plain_steps": [], ROWS_PEER: [], **{p: [] for p in PEERS}}
     for g, r in enumerate(recordings):
         if r.set != "mobifall" or r.code not in ("STU", "STN"):
             continue
@@ -364,6 +376,7 @@ def trial_counts(run: Run, ours: Table, peer: Table, recordings: list[Recording]
         if (run.ours[mine] < 0).any():
             continue  # not held out in this protocol
         out["ours"].append(int(np.sum(run.ours[mine] == 1)))
+        out[ROWS_PEER].append(int(np.sum(run.trees[mine] == 1)))
         out["ours_steps"].append(int(mine.sum()))
         steps_ns = r.log.t_ns[counter.step_indices(r.log.t_ns, r.log.acc)]
         out["plain_steps"].append(int(steps_ns.size))
@@ -395,6 +408,7 @@ def trials_section(trials: dict) -> list[str]:
              f"≥ 90 %: {'MET' if ours >= TRIAL_TARGET else f'**MISSED** by {100 * (TRIAL_TARGET - ours):.1f} pts'}"],
             *[[f"stair steps within ±2 of 10: plain counter steps in windows {p} calls STAIR", cell(trials[p]), ""]
               for p in PEERS],
+            [f"stair steps within ±2 of 10: {ROWS_PEER}", cell(trials[ROWS_PEER]), ""],
             ["steps within ±2 of 10: ours (kept windows)", cell(trials["ours_steps"]),
              f"≥ 95 %: {'MET' if steps >= STEP_TARGET else f'**MISSED** by {100 * (STEP_TARGET - steps):.1f} pts'}"],
             ["steps within ±2 of 10: plain counter (constructor defaults)", cell(trials["plain_steps"]), ""]]
@@ -404,7 +418,8 @@ def trials_section(trials: dict) -> list[str]:
 
 def calibration_line(run: Run, ours: Table, peer: Table) -> str:
     mine = ours.calibration & (run.ours >= 0)
-    cells = [f"ours {fmt_rate(np.mean(run.ours[mine] == 1) if mine.any() else None)} of {int(mine.sum())} kept windows"]
+    cells = [f"{name} {fmt_rate(np.mean(decided[mine] == 1) if mine.any() else None)} of {int(mine.sum())} kept "
+             "windows" for name, decided in (("ours", run.ours), (ROWS_PEER, run.trees))]
     for p in PEERS:
         theirs = peer.calibration & (run.peers[p] >= 0)
         cells.append(f"{p} {fmt_rate(np.mean(run.peers[p][theirs] == 1) if theirs.any() else None)} of "
@@ -464,8 +479,9 @@ def main(argv=None):
         runs[name] = run_protocol(name, folds, ours, peer, train, feature_names, args.max_train, args.seed,
                                   args.trees)
         tested = runs[name].ours >= 0
-        runs[name].ours[tested] = vote_per_log(runs[name].ours[tested], ours.log[tested], ours.t_start_ns[tested],
-                                               ours.t_end_ns[tested], train.config)
+        for decided in (runs[name].ours, runs[name].trees):
+            decided[tested] = vote_per_log(decided[tested], ours.log[tested], ours.t_start_ns[tested],
+                                           ours.t_end_ns[tested], train.config)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
 
     keys = row_keys(ours)
@@ -513,10 +529,15 @@ def main(argv=None):
     lso = figures["leave-subjects-out"]
     walk_rows = [(k, v[0]["walk"]) for k, v in lso.items() if k[0] != "uci" and k[1] != "unknown"]
     missed = [k for k, w in walk_rows if w > WALK_TARGET]
+    trees_met = sum(lso[k][2]["walk"] <= WALK_TARGET for k, _ in walk_rows)
     lines += ["## Summary (leave-subjects-out, ours)", "",
               f"Level walking called stairs ≤ 5 %: met in {len(walk_rows) - len(missed)} of {len(walk_rows)} "
               f"placements; missed in " + (", ".join(f"{placement_label(*k)} ({fmt_rate(lso[k][0]['walk'])})"
                                                     for k in missed) or "none") + ".",
+              f"The {ROWS_PEER} (same windows, same training data): level walking ≤ 5 % in {trees_met} of "
+              f"{len(walk_rows)}; stair-step recall MobiFall {fmt_score(lso['mobifall', 'pocket'][2]['recall'])}, "
+              f"WEDA {fmt_score(lso['weda', 'wrist'][2]['recall'])} (ours "
+              f"{fmt_score(lso['mobifall', 'pocket'][0]['recall'])}, {fmt_score(lso['weda', 'wrist'][0]['recall'])}).",
               "Not measured here: the exported file's parity (`bench_robustness.py`, `bench_export.py`) and the "
               "Oxford step-count errors (`bench_step_detection.py`).", ""]
     scratch = "_".join((["quick"] if args.quick else []) + [v.replace("=", "-") for v in args.variant])
