@@ -50,11 +50,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _common import git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
-from _robust_data import oxford_windows, uci_windows  # noqa: E402
-from bench_barometer import CONFIG, RIDES, ipin_logs, touches  # noqa: E402
-from bench_barometer import windows as barometer_windows  # noqa: E402
-from bench_robustness import CONTEXT_CONFIG, OXFORD_USERS, _subsample, _uci_rows  # noqa: E402
-from sklearn.model_selection import GroupKFold  # noqa: E402
+from bench_barometer import CONFIG, RIDES, ipin_calls, ipin_logs, touches, windows as barometer_windows  # noqa: E402
+from bench_robustness import CONTEXT_CONFIG, _uci_rows  # noqa: E402
+from bench_support_gate import uci_folds  # noqa: E402
 
 from stairsense.export import support_budget  # noqa: E402
 from stairsense.export.energy import simulated_people  # noqa: E402
@@ -63,7 +61,7 @@ from stairsense.models import TRAIN_DEFAULTS, stair_rates  # noqa: E402
 
 MEASURES = ("stream/", ":!stream/io/", "features/", "models/mkl/", "models/stairstep/", "export/_export.py",
             "export/_compact.py", "export/energy/_people.py", "stairsense/pipeline.py", "benchmarks/_robust_data.py",
-            "benchmarks/bench_robustness.py", "benchmarks/bench_barometer.py")
+            "benchmarks/bench_robustness.py", "benchmarks/bench_barometer.py", "benchmarks/bench_support_gate.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "komd_recipe.md"
 CLIP = 0.01
 # label → (recipe changes, clip the training rows at the CLIP and 1 − CLIP percentiles)
@@ -99,11 +97,8 @@ def simulated(train_seeds, test_seeds, n_train, n_test) -> dict:
                 if barometer and train_seed == train_seeds[0]:
                     out["landmarks_in_32kb"][name] = support_budget(model, 32 * 1024 - 2048, "int8")
                 if barometer:
-                    on_ipin = vote_per_log(model.predict(ipin.ipin.X), ipin.ipin.log_index, ipin.ipin.t_start_ns,
-                                           ipin.ipin.t_end_ns, config) == STAIR
-                    out["ipin"].append({"variant": name, "train": train_seed,
-                                        "opening": int(on_ipin[ipin.ipin_calibration].sum()),
-                                        "walk": int(on_ipin[ipin.ipin_walk].sum())})
+                    opening, walk = ipin_calls(model.predict, ipin, config)
+                    out["ipin"].append({"variant": name, "train": train_seed, "opening": opening, "walk": walk})
                 for test_seed, test in test_windows.items():
                     decided = vote_per_log(model.predict(test.X[:, cols]), test.log_index, test.t_start_ns,
                                            test.t_end_ns, config)
@@ -119,15 +114,10 @@ def simulated(train_seeds, test_seeds, n_train, n_test) -> dict:
 def uci(n_folds, max_train, seed) -> dict:
     """Per variant: UCI HAPT's held-out folds as ``bench_robustness`` scores them, and the held-out
     Oxford user's level-walking decisions."""
-    Xu, yu, mu = uci_windows(CONTEXT_CONFIG)
-    Xo, _, mo = oxford_windows(CONTEXT_CONFIG)
+    (Xu, yu, mu), Xo, folds = uci_folds(n_folds, max_train, seed)
     names = feature_names_for(CONTEXT_CONFIG)
-    rng = np.random.default_rng(seed)
     out = {name: {"uci": [], "oxford": []} for name in VARIANTS}
-    folds = GroupKFold(n_folds, shuffle=True, random_state=seed).split(Xu, yu, mu["subject"])
-    for i, (train, test) in enumerate(folds):
-        pick = train[_subsample(np.arange(train.size), yu[train], max_train, rng)]
-        oxford = mo["subject"] == OXFORD_USERS[i % len(OXFORD_USERS)]
+    for i, (pick, test, oxford) in enumerate(folds):
         for name, (changes, clip) in VARIANTS.items():
             model = fit(TRAIN_DEFAULTS.replace(config=CONTEXT_CONFIG, **changes), Xu[pick], yu[pick], names, clip)
             out[name]["uci"].append((yu[test], model.predict(Xu[test]) == STAIR, mu["subject"][test],

@@ -493,7 +493,7 @@ def main(argv=None):
     lines = [f"# {title} in every placement (issue 23)", "",
              f"Command: `{cmd}` at commit `{git_commit(ROOT)}`. Took {wall / 60:.1f} min wall clock and "
              f"{cpu / 60:.1f} CPU-min (one thread per pool; the front end, {len(lso_folds) + len(loso_folds)} "
-             f"fits of ours and twice as many forests); load average {load_before} before, {load_average()} "
+             f"fits of ours, as many of the trees on our rows and twice as many forests); load average {load_before} before, {load_average()} "
              "after (1/5/15 min, 2 shared cores).", "",
              __doc__.split("\n\n", 1)[1].rsplit("\n\nWrites", 1)[0], "",
              f"Shipped training recipe (`stairsense.models.TRAIN_DEFAULTS`, what `stairsense train` fits): "

@@ -40,8 +40,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from _common import git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
 from _robust_data import oxford_windows, uci_windows  # noqa: E402
-from bench_barometer import ipin_logs  # noqa: E402
-from bench_barometer import windows as barometer_windows  # noqa: E402
+from bench_barometer import ipin_logs, windows as barometer_windows  # noqa: E402
 from bench_robustness import CONTEXT_CONFIG, OXFORD_USERS, _subsample, _uci_rows, komd  # noqa: E402
 from sklearn.model_selection import GroupKFold  # noqa: E402
 
@@ -61,20 +60,29 @@ def gated(estimator, tau, scale):
     estimator.support_threshold_ = None if scale is None else scale * tau
 
 
-def uci_cost(n_folds, max_train, seed) -> dict:
-    """Per scale: the held-out folds' (truth, decision, subject, direction), as ``bench_robustness``
-    scores them, and the Oxford held-out user's level-walking decisions."""
+def uci_folds(n_folds, max_train, seed):
+    """``bench_robustness``'s UCI HAPT protocol on draws of its own: the UCI windows (step context,
+    30 Hz), the Oxford windows, and per fold (subjects held out) the stratified training rows, the
+    held-out rows and the rows of the held-out Oxford user (one of three, in turn)."""
     Xu, yu, mu = uci_windows(CONTEXT_CONFIG)
     Xo, _, mo = oxford_windows(CONTEXT_CONFIG)
     rng = np.random.default_rng(seed)
+    folds = [(train[_subsample(np.arange(train.size), yu[train], max_train, rng)], test,
+              mo["subject"] == OXFORD_USERS[i % len(OXFORD_USERS)])
+             for i, (train, test) in enumerate(GroupKFold(n_folds, shuffle=True, random_state=seed)
+                                               .split(Xu, yu, mu["subject"]))]
+    return (Xu, yu, mu), Xo, folds
+
+
+def uci_cost(n_folds, max_train, seed) -> dict:
+    """Per scale: the held-out folds' (truth, decision, subject, direction), as ``bench_robustness``
+    scores them, and the Oxford held-out user's level-walking decisions."""
+    (Xu, yu, mu), Xo, folds = uci_folds(n_folds, max_train, seed)
     decided = {c: {"uci": [], "oxford": []} for c in SCALES}
-    folds = GroupKFold(n_folds, shuffle=True, random_state=seed).split(Xu, yu, mu["subject"])
-    for i, (train, test) in enumerate(folds):
-        pick = train[_subsample(np.arange(train.size), yu[train], max_train, rng)]
+    for i, (pick, test, oxford) in enumerate(folds):
         pipe = komd(False, 300, support_quantile=0.0).fit(Xu[pick], yu[pick])
         estimator = pipe.steps[-1][1]
         tau = estimator.support_threshold_
-        oxford = mo["subject"] == OXFORD_USERS[i % len(OXFORD_USERS)]
         for c in SCALES:
             gated(estimator, tau, c)
             decided[c]["uci"].append((yu[test], pipe.decision_function(Xu[test]) >= 0, mu["subject"][test],
