@@ -41,7 +41,8 @@ Figures, each model beside its accelerometer-only twin:
   with the recipe's support gate (``TrainRecipe.support_quantile``, ``support_scale``) and without it, and each
   training draw's model on the IPIN logs (the calibration openings are where the gate matters); beside
   them a peer on the same rows, gradient-boosted trees, alone and behind the shipped model's gate,
-  and a small one at about the shipped file's size (:func:`spread_models`).
+  and a candidate head for the shipped pipeline, trees sized for the phone behind a gate of their
+  own (:func:`spread_models`).
 * **Logs without pressure**: the accelerometer-only model decides the same on the held-out walks
   with the pressure column removed, window for window.
 
@@ -66,12 +67,11 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _common import data_dir, git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
-from skl2onnx import to_onnx  # noqa: E402
-from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier  # noqa: E402
+from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 
 from stairsense.export.energy import simulated_people  # noqa: E402
 from stairsense.features import AMBIGUOUS, HEIGHT_NAMES, NO_STAIR, STAIR, WindowDataset, window_dataset  # noqa: E402
-from stairsense.models import FLOOR_M, TRAIN_DEFAULTS, stair_rates  # noqa: E402
+from stairsense.models import FLOOR_M, TRAIN_DEFAULTS, GatedTreesClassifier, stair_rates  # noqa: E402
 from stairsense.pipeline import replay  # noqa: E402
 from stairsense.stream import Activity, FrontEnd, Resampler, WindowStatus, load_ipin  # noqa: E402
 from stairsense.stream.simulate import PLACEMENTS  # noqa: E402
@@ -277,8 +277,13 @@ SHIPPED = (f"shipped (gate at {TRAIN_DEFAULTS.support_scale:g} × quantile "
 UNGATED = "no gate (`--support-quantile none`)"
 TREES = "peer: gradient-boosted trees"
 GATED_TREES = "peer: the same trees behind the shipped gate"
-SMALL_TREES = "peer: 50 trees of 8 leaves (classic boosting), behind the shipped gate"
-SPREAD_MODELS = (SHIPPED, UNGATED, TREES, GATED_TREES, SMALL_TREES)
+#: The candidate head: trees sized for the phone on the shipped model's scaled picks, gated by
+#: their own stair landmarks (GatedTreesClassifier); with its default threshold, and lowered.
+CANDIDATE = "candidate: 100 trees of 8 leaves on the shipped picks, gated by 128 stair landmarks"
+CANDIDATE_LOW = "the candidate with its log-odds threshold at −0.5"
+CANDIDATE_PARAMS = {"n_trees": 100, "max_leaves": 8, "n_landmarks": 128, "gamma": TRAIN_DEFAULTS.gamma,
+                    "support_quantile": TRAIN_DEFAULTS.support_quantile, "support_scale": TRAIN_DEFAULTS.support_scale}
+SPREAD_MODELS = (SHIPPED, UNGATED, TREES, GATED_TREES, CANDIDATE, CANDIDATE_LOW)
 
 
 def gate_alone(model):
@@ -291,19 +296,21 @@ def gate_alone(model):
     return gate
 
 
-def spread_models(ds: WindowDataset, config, check) -> tuple[dict, int]:
+def spread_models(ds: WindowDataset, config, check) -> dict:
     """:data:`SPREAD_MODELS` fitted on one training draw's windows: label → the decision (1 = STAIR)
-    of each window of an ``X``; and the size in bytes of the small peer's ONNX file.
+    of each window of an ``X``.
 
     The peer is scikit-learn's histogram gradient boosting on the same rows (300 rounds, its other
     defaults, its own 0.5 threshold): a flexible model that needs no kernel or feature scaling, to
     tell the features' limit from the shipped model's; behind the shipped model's support gate, to
-    tell what the gate adds to any classifier. The small peer is what a tree model costs at about
-    the shipped file's size: classic gradient boosting (50 trees of at most 8 leaves), whose
-    skl2onnx conversion is the measure (the histogram model's converter fails on this
-    skl2onnx/onnx pair). ``check``: windows on which the shipped model must decide as the ungated
-    one behind :func:`gate_alone` (the IPIN logs, where the gate turns windows off), since that
-    function reads the estimator's fitted attributes."""
+    tell what the gate adds to any classifier. The candidate is a head that could replace KOMD in
+    the shipped pipeline: :class:`~stairsense.models.GatedTreesClassifier` on the shipped model's
+    scaled, EasyMKL-selected columns, with the recipe's γ and gate edge, at a size for the phone
+    (100 trees of 8 leaves and 128 landmarks: about 17 KB of ONNX ``TreeEnsemble`` with float32
+    splits plus 7 KB of int8 landmarks in a scratch export, against the shipped head's 300
+    landmarks). ``check``: windows on which the shipped model must decide as the ungated one behind
+    :func:`gate_alone` (the IPIN logs, where the gate turns windows off), since that function reads
+    the estimator's fitted attributes."""
     stair = (ds.y == STAIR).astype(np.int64)
     shipped = TRAIN_DEFAULTS.replace(config=config).fit(ds.X, ds.y, ds.feature_names)
     # The gate is set after the fit and changes nothing in it (tests/test_robust.py), so the
@@ -311,17 +318,23 @@ def spread_models(ds: WindowDataset, config, check) -> tuple[dict, int]:
     ungated = copy.deepcopy(shipped)
     ungated.pipeline.steps[-1][1].support_threshold_ = None
     trees = HistGradientBoostingClassifier(max_iter=300, random_state=0).fit(ds.X, stair)
-    small = GradientBoostingClassifier(n_estimators=50, max_leaf_nodes=8, random_state=0).fit(ds.X, stair)
-    small_bytes = len(to_onnx(small, ds.X[:1].astype(np.float32), options={"zipmap": False}).SerializeToString())
     gate = gate_alone(shipped)
     if not np.array_equal(shipped.predict(check), ungated.predict(check) & (gate.predict(check) == STAIR)):
         raise AssertionError("gate_alone no longer reproduces the shipped support gate: update it to the estimator")
+    rows = shipped.pipeline[:-1]  # the fitted scaling and EasyMKL's picks
+    candidate = GatedTreesClassifier(**CANDIDATE_PARAMS, random_state=0).fit(rows.transform(ds.X), stair)
 
     def gated(model):
         return lambda X: model.predict(X) & (gate.predict(X) == STAIR)
 
+    # the threshold is read when deciding, not when fitting: one fit serves both
+    lowered = copy.deepcopy(candidate).set_params(threshold=-0.5)
+
+    def on_rows(model):
+        return lambda X: model.predict(rows.transform(X))
+
     return {SHIPPED: shipped.predict, UNGATED: ungated.predict, TREES: trees.predict, GATED_TREES: gated(trees),
-            SMALL_TREES: gated(small)}, small_bytes
+            CANDIDATE: on_rows(candidate), CANDIDATE_LOW: on_rows(lowered)}
 
 
 def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Windows) -> list[dict]:
@@ -344,14 +357,14 @@ def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Win
     rows = []
     for train_seed in train_seeds:
         ds = draw(train_seed, n_train)[1]
-        models, small_bytes = spread_models(ds, config, check=ipin.ipin.X)
+        models = spread_models(ds, config, check=ipin.ipin.X)
         for name, decide in models.items():
             opening, walk = ipin_calls(decide, ipin, config)
             for test_seed in test_seeds:
                 people, test = draw(test_seed, n_test, keep_unlabelled=True)
                 decided = voted(decide, test)
                 scored, rides = test.y != AMBIGUOUS, touches(people, test, RIDES)
-                rows.append({"train": train_seed, "test": test_seed, "model": name, "small_onnx_bytes": small_bytes,
+                rows.append({"train": train_seed, "test": test_seed, "model": name,
                              "opening_stairs": opening, "walk_stairs": walk,
                              "ride_stairs": int(np.sum(decided[rides] == STAIR)),
                              **stair_rates(decided[scored], test.y[scored], test.activity[scored])})
@@ -492,9 +505,10 @@ def main(argv=None):
         f"{TRAIN_DEFAULTS.support_scale:g} times the least similar training stair window is not a stair step), and "
         "the same fit without the gate. The peer: scikit-learn's histogram gradient boosting on the same rows (300 "
         "rounds, its defaults otherwise, its own 0.5 threshold; not exported, a measure of what these features "
-        "allow), alone and behind the shipped model's gate; and a small one behind the gate, classic gradient "
-        "boosting at about the shipped file's size (50 trees of at most 8 leaves; its ONNX file "
-        f"{' to '.join(f'{b:,}' for b in sorted({r['small_onnx_bytes'] for r in spread}))} bytes). Each cell: "
+        "allow), alone and behind the shipped model's gate. The candidate: `GatedTreesClassifier` in place of "
+        "KOMD in the shipped pipeline (the same scaling and EasyMKL picks; 100 trees of at most 8 leaves, "
+        "gated by 128 k-means centres of the training stair windows at the recipe's γ and edge; not yet "
+        "exported), with its log-odds threshold at 0 and at −0.5. Each cell: "
         "stair-step recall / level walking called stairs / stair steps in rides (windows).",
         "",
         *markdown_table(["trained on seed", "model", *(f"tested on seed {t}" for t in args.spread_test_seeds),

@@ -1,6 +1,6 @@
 """Learning algorithms by family, and the stair-step model built from them.
 
-``mkl`` (KOMD, EasyMKL), ``kernel_machines`` (server-side solvers, RLS2), ``multitask`` (ADMM
+``mkl`` (KOMD, EasyMKL), ``trees`` (boosted trees behind a support gate), ``kernel_machines`` (server-side solvers, RLS2), ``multitask`` (ADMM
 and online client–server multi-task learning) and ``stairstep`` (the trained stair-step model and its evaluation
 protocols). Every public name of the sub-packages used by the README is re-exported here, and
 so are the output-kernel-learning solver pieces that evaluations and paper reproductions call
@@ -16,6 +16,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
                          "RLS2Path", "RLS2Regressor", "RLS2Selector", "RowOracleKernel",
                          "kernel_machine_objective", "rls2_path", "simplex_least_squares", "solve_kernel_machine"),
     ".mkl": ("EasyMKL", "EasyMKLSelector", "KOMDClassifier", "NystroemKOMDClassifier"),
+    ".trees": ("GatedTreesClassifier",),
     ".multitask": ("ADMMMultiTaskClassifier", "MaskedOutputs", "MTONMKLClassifier", "OutputKernelClassifier",
                    "OutputKernelRegressor", "okl_kronecker_basis", "okl_lambda_max", "okl_path", "okl_solve",
                    "OnlineMultiTaskClassifier", "OnlineMultiTaskClient",
@@ -70,6 +71,7 @@ __all__ = [
     "MTONMKLClassifier",
     "KOMDClassifier",
     "NystroemKOMDClassifier",
+    "GatedTreesClassifier",
     "EasyMKL",
     "EasyMKLSelector",
     "RLS2Regressor",

@@ -32,6 +32,7 @@ _RBF_PAIR = [functools.partial(rbf_kernel, gamma=0.1), functools.partial(rbf_ker
 # cover code paths of their own (kernels, losses, sweep orders, a kernel list).
 CONFIGURATIONS = {
     "EasyMKLSelector": [{"k": 2}],
+    "GatedTreesClassifier": [{"random_state": 0}, {"n_landmarks": 4, "random_state": 0}, {"support_quantile": None}],
     "KOMDClassifier": [{}, {"kernel": "linear", "lam": 0.5}, {"kernel": "precomputed"}],
     "KernelMachineClassifier": [
         {"gamma": 0.5, "random_state": 0},
