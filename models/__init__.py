@@ -25,11 +25,13 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     ".stairstep": ("CLASSIFIERS", "PROTOCOLS", "CVResult", "ModelFileError", "StairstepModel", "default_grid",
                    "evaluate_protocol", "load_model", "make_classifier", "make_stairstep_pipeline",
                    "read_model_header", "save_model", "stair_counts", "stair_rates", "stair_scores",
-                   "upgrade_model_file", "TRAIN_DEFAULTS", "TrainRecipe", "height_mask", "ClimbCounter", "FLOOR_M", "StepVote",
+                   "upgrade_model_file", "HEADS", "TRAIN_DEFAULTS", "TREES_HEAD", "TrainRecipe", "height_mask", "ClimbCounter", "FLOOR_M", "StepVote",
                    "vote_decisions"),
 })
 
 __all__ = [
+    "HEADS",
+    "TREES_HEAD",
     "TrainRecipe",
     "TRAIN_DEFAULTS",
     "height_mask",

@@ -9,7 +9,7 @@ from ._cli_common import (DATA_HELP, add_config_args, add_read_args, check_files
 from ._cli_types import gamma_arg, landmarks_arg, positive, support_quantile_arg, unit_interval
 
 # The shipped recipe is the one definition of every default below (a light import: no NumPy for --help).
-from stairsense.models import TRAIN_DEFAULTS
+from stairsense.models import HEADS, TRAIN_DEFAULTS
 
 
 def cmd_train(args) -> int:
@@ -25,7 +25,8 @@ def cmd_train(args) -> int:
         k = config_file_section(args.config, "train").get("k", TRAIN_DEFAULTS.k) if args.config else TRAIN_DEFAULTS.k
     recipe = TRAIN_DEFAULTS.replace(config=config_from_args(args), k=k, lam=args.lam, gamma=args.gamma,
                                     n_landmarks=args.landmarks or None, invariant=args.invariant_features,
-                                    support_quantile=args.support_quantile, support_scale=args.support_scale)
+                                    support_quantile=args.support_quantile, support_scale=args.support_scale,
+                                    head=args.head)
     model = train_from_recordings(args.data, recipe, progress=not args.json and sys.stderr.isatty(), read=read)
     path = save_model(model, args.out)
     summary = model.summary
@@ -67,6 +68,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--support-scale", type=positive(float, 1.0), default=TRAIN_DEFAULTS.support_scale, metavar="C",
                    help="the gate's edge, in (0, 1]: below 1 it gates only windows farther out than the training "
                         "stair windows' own edge, which new people's stairs also cross (default %(default)s)")
+    p.add_argument("--head", choices=HEADS, default=TRAIN_DEFAULTS.head,
+                   help="the classifier on EasyMKL's features: komd (RBF KOMD, the thesis's), or trees (100 boosted "
+                        "trees of 8 leaves behind a support gate of 128 stair landmarks; --lam and --landmarks are "
+                        "KOMD's and unused; measured better with --barometer, see stairsense.models.TrainRecipe; "
+                        "default %(default)s)")
     p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=TRAIN_DEFAULTS.invariant,
                    help="select only features that do not depend on the phone's heading (z and norm rows)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")

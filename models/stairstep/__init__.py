@@ -22,11 +22,13 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     "._model": ("MODEL_FORMAT", "MODEL_FORMAT_VERSION", "ModelFileError", "StairstepModel", "load_model",
                 "make_stairstep_pipeline", "package_version", "read_model_header", "save_model",
                 "upgrade_model_file"),
-    "._recipe": ("TRAIN_DEFAULTS", "TrainRecipe", "height_mask"),
+    "._recipe": ("HEADS", "TRAIN_DEFAULTS", "TREES_HEAD", "TrainRecipe", "height_mask"),
     "._vote": ("StepVote", "vote_decisions"),
 })
 
 __all__ = [
+    "HEADS",
+    "TREES_HEAD",
     "TrainRecipe",
     "TRAIN_DEFAULTS",
     "height_mask",

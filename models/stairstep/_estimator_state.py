@@ -20,6 +20,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from ..mkl import EasyMKLSelector, KOMDClassifier, NystroemKOMDClassifier
+from ..trees import GatedTreesClassifier
 from ._invariant import RestrictedSelector
 
 __all__ = ["ESTIMATOR_TYPES", "UnsafeStateError", "estimator_to_state", "estimator_from_state", "pack_arrays",
@@ -28,7 +29,7 @@ __all__ = ["ESTIMATOR_TYPES", "UnsafeStateError", "estimator_to_state", "estimat
 #: The estimator classes a model file may name; a Pipeline of them is also allowed, and so is one of
 #: them as a parameter or attribute of another (RestrictedSelector wraps an EasyMKLSelector).
 ESTIMATOR_TYPES = {cls.__name__: cls for cls in (MinMaxScaler, EasyMKLSelector, KOMDClassifier,
-                                                  NystroemKOMDClassifier, RestrictedSelector)}
+                                                  NystroemKOMDClassifier, GatedTreesClassifier, RestrictedSelector)}
 
 # scikit-learn's convention for fitted attributes; anything else (dunders, private names) is refused.
 _FITTED_NAME = re.compile(r"^[a-z][a-z0-9_]*_$")

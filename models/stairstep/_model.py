@@ -106,7 +106,7 @@ def package_version() -> str:
 
 def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, tol=1e-8,
                             random_state=None, n_landmarks=None, support_quantile=None, support_scale=1.0,
-                            allowed=None, required=None) -> Pipeline:
+                            allowed=None, required=None, head=None) -> Pipeline:
     """The stair-step classifier: [-1, 1] scaling, EasyMKL top-k selection, RBF KOMD.
 
     Spec §3.6 (scaling fitted on training windows only, clipped at inference), §3.9 (EasyMKL over
@@ -144,11 +144,17 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
     required : array-like of bool, optional
         Columns kept beside the selector's ``k`` whatever their rank (:class:`RestrictedSelector`),
         e.g. the barometer's height features; ``None`` requires none.
+    head : classifier, optional
+        An unfitted classifier in place of KOMD on the selected columns (the step ``"head"``;
+        the KOMD parameters above are then unused), such as
+        :class:`~stairsense.models.GatedTreesClassifier` (``TrainRecipe(head="trees")``). EasyMKL
+        still chooses the columns.
 
     Returns
     -------
     sklearn.pipeline.Pipeline
-        Steps ``"scale"``, ``"select"``, ``"komd"``; tune them with the usual ``komd__lam`` names.
+        Steps ``"scale"``, ``"select"``, ``"komd"`` (or ``"head"``); tune them with the usual
+        ``komd__lam`` names.
 
     Examples
     --------
@@ -158,17 +164,21 @@ def make_stairstep_pipeline(k=49, lam=0.1, gamma="scale", *, selector_lam=0.1, t
     >>> clf.named_steps["select"].get_support().sum(), float(clf.score(X, y)) > 0.85
     (np.int64(6), True)
     """
-    if support_quantile is not None and n_landmarks is None:
+    if support_quantile is not None and n_landmarks is None and head is None:
         raise ValueError("support_quantile gates a Nyström KOMD: give n_landmarks too")
+    if head is not None:
+        last = ("head", head)
+    elif n_landmarks is None:
+        last = ("komd", KOMDClassifier(lam=lam, kernel="rbf", gamma=gamma, tol=tol, random_state=random_state))
+    else:
+        last = ("komd", NystroemKOMDClassifier(n_landmarks=n_landmarks, lam=lam, gamma=gamma, tol=tol,
+                                               support_quantile=support_quantile, support_scale=support_scale,
+                                               random_state=random_state))
     return Pipeline([
         ("scale", make_feature_scaler()),
         ("select", EasyMKLSelector(lam=selector_lam, k=k) if allowed is None and required is None else
          RestrictedSelector(EasyMKLSelector(lam=selector_lam, k=k), allowed, required)),
-        ("komd", KOMDClassifier(lam=lam, kernel="rbf", gamma=gamma, tol=tol, random_state=random_state)
-         if n_landmarks is None else
-         NystroemKOMDClassifier(n_landmarks=n_landmarks, lam=lam, gamma=gamma, tol=tol,
-                                support_quantile=support_quantile, support_scale=support_scale,
-                                random_state=random_state)),
+        last,
     ])
 
 
