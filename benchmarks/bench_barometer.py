@@ -41,7 +41,7 @@ Figures, each model beside its accelerometer-only twin:
   with the recipe's support gate (``TrainRecipe.support_quantile``, ``support_scale``) and without it, and each
   training draw's model on the IPIN logs (the calibration openings are where the gate matters); beside
   them a peer on the same rows, gradient-boosted trees, alone and behind the shipped model's gate,
-  and a candidate head for the shipped pipeline, trees sized for the phone behind a gate of their
+  and the recipe's trees head (``train --head trees``), sized for the phone behind a gate of its
   own (:func:`spread_models`).
 * **Logs without pressure**: the accelerometer-only model decides the same on the held-out walks
   with the pressure column removed, window for window.
@@ -71,7 +71,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 
 from stairsense.export.energy import simulated_people  # noqa: E402
 from stairsense.features import AMBIGUOUS, HEIGHT_NAMES, NO_STAIR, STAIR, WindowDataset, window_dataset  # noqa: E402
-from stairsense.models import FLOOR_M, TRAIN_DEFAULTS, GatedTreesClassifier, stair_rates  # noqa: E402
+from stairsense.models import FLOOR_M, TRAIN_DEFAULTS, stair_rates  # noqa: E402
 from stairsense.pipeline import replay  # noqa: E402
 from stairsense.stream import Activity, FrontEnd, Resampler, WindowStatus, load_ipin  # noqa: E402
 from stairsense.stream.simulate import PLACEMENTS  # noqa: E402
@@ -277,13 +277,9 @@ SHIPPED = (f"shipped (gate at {TRAIN_DEFAULTS.support_scale:g} × quantile "
 UNGATED = "no gate (`--support-quantile none`)"
 TREES = "peer: gradient-boosted trees"
 GATED_TREES = "peer: the same trees behind the shipped gate"
-#: The candidate head: trees sized for the phone on the shipped model's scaled picks, gated by
-#: their own stair landmarks (GatedTreesClassifier); with its default threshold, and lowered.
-CANDIDATE = "candidate: 100 trees of 8 leaves on the shipped picks, gated by 128 stair landmarks"
-CANDIDATE_LOW = "the candidate with its log-odds threshold at −0.5"
-CANDIDATE_PARAMS = {"n_trees": 100, "max_leaves": 8, "n_landmarks": 128, "gamma": TRAIN_DEFAULTS.gamma,
-                    "support_quantile": TRAIN_DEFAULTS.support_quantile, "support_scale": TRAIN_DEFAULTS.support_scale}
-SPREAD_MODELS = (SHIPPED, UNGATED, TREES, GATED_TREES, CANDIDATE, CANDIDATE_LOW)
+TREES_HEAD = "`train --head trees` (100 trees of 8 leaves gated by 128 stair landmarks, log-odds threshold −0.5)"
+TREES_HEAD_AT_0 = "the same with its log-odds threshold at 0"
+SPREAD_MODELS = (SHIPPED, UNGATED, TREES, GATED_TREES, TREES_HEAD, TREES_HEAD_AT_0)
 
 
 def gate_alone(model):
@@ -303,12 +299,10 @@ def spread_models(ds: WindowDataset, config, check) -> dict:
     The peer is scikit-learn's histogram gradient boosting on the same rows (300 rounds, its other
     defaults, its own 0.5 threshold): a flexible model that needs no kernel or feature scaling, to
     tell the features' limit from the shipped model's; behind the shipped model's support gate, to
-    tell what the gate adds to any classifier. The candidate is a head that could replace KOMD in
-    the shipped pipeline: :class:`~stairsense.models.GatedTreesClassifier` on the shipped model's
-    scaled, EasyMKL-selected columns, with the recipe's γ and gate edge, at a size for the phone
-    (100 trees of 8 leaves and 128 landmarks: about 17 KB of ONNX ``TreeEnsemble`` with float32
-    splits plus 7 KB of int8 landmarks in a scratch export, against the shipped head's 300
-    landmarks). ``check``: windows on which the shipped model must decide as the ungated one behind
+    tell what the gate adds to any classifier. The trees head is the recipe's other head
+    (``TrainRecipe(head="trees")``: :class:`~stairsense.models.GatedTreesClassifier` on the same
+    scaling and EasyMKL picks, sized for the 32 KB export), as trained and as with its threshold at
+    0 (the threshold is read when deciding, so one fit serves both). ``check``: windows on which the shipped model must decide as the ungated one behind
     :func:`gate_alone` (the IPIN logs, where the gate turns windows off), since that function reads
     the estimator's fitted attributes."""
     stair = (ds.y == STAIR).astype(np.int64)
@@ -321,20 +315,15 @@ def spread_models(ds: WindowDataset, config, check) -> dict:
     gate = gate_alone(shipped)
     if not np.array_equal(shipped.predict(check), ungated.predict(check) & (gate.predict(check) == STAIR)):
         raise AssertionError("gate_alone no longer reproduces the shipped support gate: update it to the estimator")
-    rows = shipped.pipeline[:-1]  # the fitted scaling and EasyMKL's picks
-    candidate = GatedTreesClassifier(**CANDIDATE_PARAMS, random_state=0).fit(rows.transform(ds.X), stair)
+    head = TRAIN_DEFAULTS.replace(config=config, head="trees").fit(ds.X, ds.y, ds.feature_names)
+    at_0 = copy.deepcopy(head)
+    at_0.pipeline.steps[-1][1].set_params(threshold=0.0)
 
     def gated(model):
         return lambda X: model.predict(X) & (gate.predict(X) == STAIR)
 
-    # the threshold is read when deciding, not when fitting: one fit serves both
-    lowered = copy.deepcopy(candidate).set_params(threshold=-0.5)
-
-    def on_rows(model):
-        return lambda X: model.predict(rows.transform(X))
-
     return {SHIPPED: shipped.predict, UNGATED: ungated.predict, TREES: trees.predict, GATED_TREES: gated(trees),
-            CANDIDATE: on_rows(candidate), CANDIDATE_LOW: on_rows(lowered)}
+            TREES_HEAD: head.predict, TREES_HEAD_AT_0: at_0.predict}
 
 
 def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Windows) -> list[dict]:
@@ -505,10 +494,10 @@ def main(argv=None):
         f"{TRAIN_DEFAULTS.support_scale:g} times the least similar training stair window is not a stair step), and "
         "the same fit without the gate. The peer: scikit-learn's histogram gradient boosting on the same rows (300 "
         "rounds, its defaults otherwise, its own 0.5 threshold; not exported, a measure of what these features "
-        "allow), alone and behind the shipped model's gate. The candidate: `GatedTreesClassifier` in place of "
-        "KOMD in the shipped pipeline (the same scaling and EasyMKL picks; 100 trees of at most 8 leaves, "
-        "gated by 128 k-means centres of the training stair windows at the recipe's γ and edge; not yet "
-        "exported), with its log-odds threshold at 0 and at −0.5. Each cell: "
+        "allow), alone and behind the shipped model's gate. The trees head: `train --head trees`, "
+        "`GatedTreesClassifier` in place of KOMD (the same scaling and EasyMKL picks; 100 trees of at most 8 "
+        "leaves, gated by 128 k-means centres of the training stair windows at the recipe's γ and edge; "
+        "its int8 ONNX file about 30 KB), as trained (log-odds threshold −0.5) and at 0. Each cell: "
         "stair-step recall / level walking called stairs / stair steps in rides (windows).",
         "",
         *markdown_table(["trained on seed", "model", *(f"tested on seed {t}" for t in args.spread_test_seeds),

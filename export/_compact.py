@@ -43,7 +43,8 @@ from stairsense.models.mkl import rbf_kernel_inplace
 
 from ._graph import GraphBuilder
 
-__all__ = ["PRECISIONS", "RBFHead", "add_rbf_decision", "reduce_support", "save_ort_format"]
+__all__ = ["PRECISIONS", "RBFHead", "add_rbf_decision", "add_rbf_kernel", "add_support_gate", "reduce_support",
+           "save_ort_format"]
 
 PRECISIONS = ("fp32", "fp16", "int8")
 
@@ -146,6 +147,25 @@ def _stored_weights(g: GraphBuilder, W: np.ndarray, precision: str) -> tuple[str
     raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
 
 
+def add_rbf_kernel(g: GraphBuilder, x: str, support_vectors: np.ndarray, gamma: float, precision: str, *,
+                   batch: bool = False, x_times_sqrt_gamma: bool = False) -> tuple[str, np.ndarray]:
+    """Add the kernel row exp(−β‖x − x_i‖²) over ``support_vectors`` stored at ``precision``.
+
+    Returns the kernel's name (``[m]``, or ``[N, m]`` with ``batch``) and the support vectors as
+    stored (after fp16/int8 rounding). ``x`` and ``x_times_sqrt_gamma`` as in :func:`add_rbf_decision`.
+    """
+    root = np.sqrt(gamma)
+    W, W_stored = _stored_weights(g, 2.0 * root * support_vectors.T, precision)
+    stored = W_stored.T / (2.0 * root)
+    c = g.const((-gamma * (stored ** 2).sum(axis=1)).astype(np.float32), "sv_norms")
+    if not x_times_sqrt_gamma:
+        x = g.op("Mul", x, g.const(np.float32(root)))
+    x_norm = g.op("ReduceSumSquare", x, g.const(np.array([1 if batch else 0], np.int64)), keepdims=1)
+    # Rounding can make −β‖x − x_i‖² slightly positive; exp then exceeds 1 by ~1e-7, harmless,
+    # so the graph skips the clamp at 0 that rbf_kernel_inplace applies.
+    return g.op("Exp", g.op("Sub", g.op("Add", g.op("MatMul", x, W), c), x_norm), hint="kernel"), stored
+
+
 def add_rbf_decision(g: GraphBuilder, x: str, head: RBFHead, precision: str, *, batch: bool = False,
                      x_times_sqrt_gamma: bool = False):
     """Add the decision f(x); return (score name, stored head).
@@ -158,27 +178,24 @@ def add_rbf_decision(g: GraphBuilder, x: str, head: RBFHead, precision: str, *, 
     The returned head holds the support vectors *as stored* (after fp16/int8 rounding) and the
     coefficients refitted to them: the float64 model the graph computes up to float32 arithmetic.
     """
-    beta = head.gamma
-    root = np.sqrt(beta)
-    W, W_stored = _stored_weights(g, 2.0 * root * head.support_vectors.T, precision)
-    stored = dataclasses.replace(head, support_vectors=W_stored.T / (2.0 * root))
+    kernel, support_vectors = add_rbf_kernel(g, x, head.support_vectors, head.gamma, precision, batch=batch,
+                                             x_times_sqrt_gamma=x_times_sqrt_gamma)
+    stored = dataclasses.replace(head, support_vectors=support_vectors)
     if precision != "fp32":
         stored = stored.refit_to(head)
     coef = g.const(stored.dual_coef.astype(np.float32).reshape(-1, 1), "dual_coef")
-    c = g.const((-beta * (stored.support_vectors ** 2).sum(axis=1)).astype(np.float32), "sv_norms")
-    if not x_times_sqrt_gamma:
-        x = g.op("Mul", x, g.const(np.float32(root)))
-    x_norm = g.op("ReduceSumSquare", x, g.const(np.array([1 if batch else 0], np.int64)), keepdims=1)
-    # Rounding can make −β‖x − x_i‖² slightly positive; exp then exceeds 1 by ~1e-7, harmless,
-    # so the graph skips the clamp at 0 that rbf_kernel_inplace applies.
-    kernel = g.op("Exp", g.op("Sub", g.op("Add", g.op("MatMul", x, W), c), x_norm), hint="kernel")
     score = g.op("Add", g.op("MatMul", kernel, coef), g.const(np.float32(stored.intercept)), hint="score")
     if stored.support_threshold is not None:
-        nearest = g.op("ReduceMax", kernel, g.const(np.array([-1], np.int64)), keepdims=1)
-        score = g.op("Min", score, g.op("Sub", nearest, g.const(np.float32(stored.support_threshold))), hint="score")
+        score = g.op("Min", score, add_support_gate(g, kernel, stored.support_threshold), hint="score")
     if batch:
         score = g.op("Reshape", score, g.const(np.array([-1], np.int64)), hint="score")
     return score, stored
+
+
+def add_support_gate(g: GraphBuilder, kernel: str, threshold: float) -> str:
+    """max_i k(x, x_i) − τ over a kernel row from :func:`add_rbf_kernel` (``[1]``, or ``[N, 1]``)."""
+    nearest = g.op("ReduceMax", kernel, g.const(np.array([-1], np.int64)), keepdims=1)
+    return g.op("Sub", nearest, g.const(np.float32(threshold)), hint="gate")
 
 
 def save_ort_format(onnx_path: str | os.PathLike, ort_path: str | os.PathLike) -> Path:

@@ -42,7 +42,7 @@ from sklearn.preprocessing import MinMaxScaler
 from sklearn.utils.validation import check_is_fitted
 
 from stairsense.features import RATIO_CLIP, host_feature_columns
-from stairsense.models import KOMDClassifier, StairstepModel, load_model
+from stairsense.models import GatedTreesClassifier, KOMDClassifier, StairstepModel, load_model
 from stairsense.models.stairstep import package_version
 from stairsense.stream import atomic_write
 
@@ -52,6 +52,7 @@ from ._features_graph import FEATURE_FORMULAS, add_window_features, parse_featur
 from ._graph import GraphBuilder
 from ._metadata import write_metadata
 from ._runtime import run_windows, session_options
+from ._trees import add_tree_decision
 
 __all__ = [
     "ExportParityError",
@@ -107,14 +108,14 @@ def _as_model(model_or_path) -> StairstepModel:
 
 
 def _unpack(model: StairstepModel):
-    """(scaler, support mask, KOMD) of a scale → select → KOMD pipeline, or a clear refusal."""
+    """(scaler, support mask, head) of a scale → select → KOMD (or gated trees) pipeline, or a clear refusal."""
     steps = [est for _, est in getattr(model.pipeline, "steps", [])]
-    kinds = (MinMaxScaler, SelectorMixin, KOMDClassifier)
+    kinds = (MinMaxScaler, SelectorMixin, (KOMDClassifier, GatedTreesClassifier))
     if len(steps) != 3 or not all(isinstance(s, k) for s, k in zip(steps, kinds)):
         got = [type(s).__name__ for s in steps] or type(model.pipeline).__name__
         raise ValueError(
-            f"only the stair-step pipeline MinMaxScaler → selector → KOMDClassifier(rbf) can be exported, got {got}; "
-            "build it with make_stairstep_pipeline"
+            f"only the stair-step pipeline MinMaxScaler → selector → KOMDClassifier(rbf) or GatedTreesClassifier can "
+            f"be exported, got {got}; build it with make_stairstep_pipeline or TrainRecipe"
         )
     scaler, selector, komd = steps
     for est in steps:
@@ -122,6 +123,13 @@ def _unpack(model: StairstepModel):
     if [int(c) for c in komd.classes_] != [0, STAIR]:
         raise ValueError(f"the classifier must be trained on labels 0 = NO_STAIR, 1 = STAIR; got classes {komd.classes_}")
     return scaler, np.flatnonzero(selector.get_support()), komd
+
+
+def _n_points(head) -> int:
+    """Support vectors of a KOMD head (trained or stored), or landmarks of a trees head's gate."""
+    if isinstance(head, GatedTreesClassifier):
+        return 0 if head.support_vectors_ is None else int(head.support_vectors_.shape[0])
+    return int(np.size(getattr(head, "dual_coef_", getattr(head, "dual_coef", None))))
 
 
 def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_support_vectors: int | None = None):
@@ -143,8 +151,9 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     stored : callable
         ``stored(X)`` → float64 scores of the model as stored (reduced and rounded), on the full
         (N, 79·B [+ 36] [+ 5]) feature matrix: the graph's reference up to float32 arithmetic.
-    stored_head : RBFHead
-        The support vectors and coefficients as stored.
+    stored_head : RBFHead or GatedTreesClassifier
+        The support vectors and coefficients as stored; for a trees head, a copy of it with its
+        gate's landmarks as stored.
     """
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
@@ -182,16 +191,25 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
             parts.append(g.op("Gather", flat, g.const(in_block.astype(np.int64), f"{name}_columns"), axis=0))
         start += width
     features = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0, hint="features")
-    head = reduce_support(RBFHead.from_komd(komd), max_support_vectors)
-    # The scaler's output is multiplied by √β here, folded into its constants (see add_rbf_decision).
-    root = np.sqrt(head.gamma)
+    trees = isinstance(komd, GatedTreesClassifier)
+    if trees and max_support_vectors is not None:
+        raise ValueError("a trees head has no support set to reduce (its size is fixed by training); export it whole, "
+                         "or retrain with fewer trees")
+    head = komd if trees else reduce_support(RBFHead.from_komd(komd), max_support_vectors)
+    # KOMD: the scaler's output is multiplied by √β here, folded into its constants (see add_rbf_decision);
+    # the trees compare the scaled features themselves.
+    root = 1.0 if trees else np.sqrt(head.gamma)
     scaled = g.op("Add", g.op("Mul", features, g.const(scale * root, "scale")), g.const(offset * root, "offset"))
     if scaler.clip:
         scaled = g.op("Clip", scaled, g.const(np.float64(low * root)), g.const(np.float64(high * root)))
     x = g.op("Cast", scaled, to=onnx.TensorProto.FLOAT, hint="scaled")
-    score, stored_head = add_rbf_decision(g, x, head, precision, x_times_sqrt_gamma=True)
+    if trees:
+        score, stored_head = add_tree_decision(g, x, head, precision)
+    else:
+        score, stored_head = add_rbf_decision(g, x, head, precision, x_times_sqrt_gamma=True)
     score = g.rename(score, "score")
-    g.rename(g.op("GreaterOrEqual", score, g.const(np.float32(0.0))), "stair")
+    # each head's own rule at a tie: KOMD's f − θ ≥ 0, scikit-learn's > 0 for the trees
+    g.rename(g.op("Greater" if trees else "GreaterOrEqual", score, g.const(np.float32(0.0))), "stair")
     onnx_model = g.model({"score": (np.float32, [1]), "stair": (np.bool_, [1])}, name="stairsense_stairstep")
 
     def stored(X):
@@ -217,9 +235,13 @@ def support_budget(model, max_bytes: int, precision: str = "int8") -> int | None
     def size(n):
         return len(build_onnx_model(model, precision, max_support_vectors=n)[0].SerializeToString())
 
-    total = len(_unpack(model)[2].dual_coef_)
+    head = _unpack(model)[2]
     if size(None) <= max_bytes:
         return None
+    if isinstance(head, GatedTreesClassifier):
+        raise ValueError(f"the trees head takes {size(None)} bytes at {precision}, over the {max_bytes}-byte budget, "
+                         "and has no support set to cut: raise the budget or retrain with fewer trees")
+    total = len(head.dual_coef_)
     smallest = 2  # one support vector per class
     if size(smallest) > max_bytes:
         raise ValueError(f"even {smallest} support vectors take {size(smallest)} bytes at {precision}, over the "
@@ -322,6 +344,7 @@ def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_
     report = {
         "n_windows": int(scores.size),
         "max_abs_diff_vs_stored": float(np.max(np.abs(scores - stored))),
+        "median_abs_diff_vs_stored": float(np.median(np.abs(scores - stored))),
         "max_abs_diff_vs_python": float(np.max(np.abs(scores - reference))),
         "decision_agreement": float(np.mean((scores >= 0) == (reference >= 0))),
         "python_stair_windows": int(np.sum(reference >= 0)),
@@ -367,10 +390,11 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
         compact model instead, ``make_stairstep_pipeline(n_landmarks=...)``).
     score_tol : float, default=1e-4
         fp32 full-support exports: largest accepted |ONNX − Python| score difference. Compacted
-        or reduced exports must match *their stored weights* to this tolerance.
+        or reduced exports must match *their stored weights* to this tolerance. Not applied to a
+        trees head (held to ``min_agreement`` at every precision; see the comment in the code).
     min_agreement : float, optional
         Least fraction of validation windows with the Python model's STAIR decision (default
-        0.995) for every export but fp32 with the full support set (which must match scores).
+        0.995) for every export but a KOMD fp32 with the full support set (which must match scores).
 
     Returns
     -------
@@ -415,7 +439,9 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
         inputs[name] = rows if width else None
     X = model.window_rows(samples, offsets, **inputs)
     reference = model.decision_function(X)
-    exact = precision == "fp32" and stored_head.dual_coef.size == model.pipeline[-1].dual_coef_.size
+    trees = isinstance(stored_head, GatedTreesClassifier)
+    n_stored, n_trained = _n_points(stored_head), _n_points(model.pipeline[-1])
+    exact = precision == "fp32" and n_stored == n_trained and not trees
     scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets, inputs)
     # A reduced support set is held to the same agreement as any other compaction; a file
     # that decides differently from the evaluated model is refused, never written with a warning.
@@ -423,8 +449,13 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     agreement = float(np.mean((scores >= 0) == (reference >= 0)))
     hint = None
     if not exact and agreement < min_agreement:
-        hint = smallest_passing_budget(build_onnx_model, model, X, reference, precision, min_agreement)
-    parity = _parity(scores, reference, stored(X), exact_reference=exact, score_tol=score_tol,
+        hint = ("try a higher precision (fp32 stores the gate's landmarks exactly)" if trees else
+                smallest_passing_budget(build_onnx_model, model, X, reference, precision, min_agreement))
+    # Trees are step functions of features the graph computes to within a float32 rounding of
+    # Python's (the phone's rows are float32), so a window on a split may take the other branch
+    # and its score jump by a leaf: what is held to the tolerance is the decision, as for any
+    # compaction. The median score gap stays ~1e-7 and shows a wrong graph.
+    parity = _parity(scores, reference, stored(X), exact_reference=exact, score_tol=np.inf if trees else score_tol,
                      min_agreement=min_agreement, hint=hint)
     selected = model.pipeline[-2].get_support()
     write_metadata(onnx_model, {
@@ -434,8 +465,8 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
         "training": model.summary,
         "version": package_version(),
         "precision": precision,
-        "compaction": {"precision": precision, "support_vectors": int(stored_head.dual_coef.size),
-                       "trained_support_vectors": int(model.pipeline[-1].dual_coef_.size)},
+        "head": "trees" if trees else "komd",
+        "compaction": {"precision": precision, "support_vectors": n_stored, "trained_support_vectors": n_trained},
         "parity": parity,
     })
     # The .ort twin is checked against the .onnx before either is renamed into place.
@@ -454,8 +485,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
                     )
     return ExportReport(
         path=str(out), precision=precision, size_bytes=out.stat().st_size, n_features=int(selected.sum()),
-        n_support_vectors=int(stored_head.dual_coef.size),
-        n_support_vectors_trained=int(model.pipeline[-1].dual_coef_.size), parity=parity,
+        n_support_vectors=n_stored, n_support_vectors_trained=n_trained, parity=parity,
         ort_path=str(out.with_suffix(".ort")) if ort else None,
         ort_size_bytes=out.with_suffix(".ort").stat().st_size if ort else None,
     )

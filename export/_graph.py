@@ -21,7 +21,7 @@ TARGET_OPSET = 18
 #: builds; none is a loop or a custom op.
 ALLOWED_OPS = frozenset({
     "Abs", "Add", "And", "Cast", "Clip", "Concat", "DequantizeLinear", "Div", "Exp", "Gather",
-    "Gemm", "Greater", "GreaterOrEqual", "Identity", "MatMul", "Max", "Min", "Mul", "ReduceMax", "ReduceMean",
+    "Gemm", "Greater", "GreaterOrEqual", "Identity", "LessOrEqual", "MatMul", "Max", "Min", "Mul", "ReduceMax", "ReduceMean",
     "ReduceMin", "ReduceL1", "ReduceL2", "ReduceSum", "ReduceSumSquare", "Reshape", "Shape", "Slice", "Sqrt", "Sub", "Where",
     # skl2onnx's own MinMaxScaler converter (used by the registered pipeline converters) emits these.
     "Scaler", "ZipMap",

@@ -125,6 +125,20 @@ def test_count_operations_matches_hand_count():
     assert elementwise == 2 * n * m
 
 
+def test_count_operations_skips_what_the_runtime_folds_at_load():
+    """A node of constants only (a cast of stored weights) runs once when ONNX Runtime loads the
+    graph, not per window: the hand count above, with W stored in float16 and cast."""
+    n, k, m = 7, 3, 5
+    W = np.arange(k * m, dtype=np.float16).reshape(k, m)
+    nodes = [helper.make_node("Cast", ["W16"], ["W"], to=TensorProto.FLOAT),
+             helper.make_node("MatMul", ["x", "W"], ["xw"]), helper.make_node("Exp", ["xw"], ["e"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", k])],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(W, "W16")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    assert count_operations(model, n) == (n * k * m, n * m, {"MatMul": n * k * m, "Exp": n * m})
+
+
 # --- the charge model against a hand computation ---------------------------------------------------
 def test_estimate_matches_hand_computation():
     profile = load_profile("nexus-2012")

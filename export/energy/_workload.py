@@ -444,8 +444,8 @@ class Workload:
 
 
 # --- the exported model -------------------------------------------------------------------------
-_ELEMENTWISE = {"Abs", "Add", "And", "Cast", "Clip", "Div", "Exp", "Greater", "GreaterOrEqual", "Max", "Min",
-                "Mul", "Sqrt", "Sub", "Where", "Neg", "Pow", "Less", "Not", "Or", "Relu", "Sigmoid", "Tanh"}
+_ELEMENTWISE = {"Abs", "Add", "And", "Cast", "Clip", "Div", "Exp", "Greater", "GreaterOrEqual", "LessOrEqual", "Max",
+                "Min", "Mul", "Sqrt", "Sub", "Where", "Neg", "Pow", "Less", "Not", "Or", "Relu", "Sigmoid", "Tanh"}
 _REDUCE = {"ReduceMax", "ReduceMean", "ReduceMin", "ReduceL1", "ReduceL2", "ReduceSum", "ReduceSumSquare"}
 
 
@@ -475,7 +475,9 @@ def count_operations(model: onnx.ModelProto, window_samples: int) -> tuple[int, 
 
     The dynamic window length is fixed to ``window_samples`` and ONNX shape inference gives every
     tensor's shape. ``MatMul``/``Gemm`` count M·K·N multiply-adds; element-wise nodes one operation
-    per output element; reductions one per input element. Indexing and shape nodes count zero.
+    per output element; reductions one per input element. Indexing and shape nodes count zero, and
+    so does a node whose inputs are all constants (the cast of stored weights, a trees head's
+    per-shape tables): ONNX Runtime folds it once when it loads the model.
     A node whose shapes cannot be inferred raises (the count would silently be low otherwise).
 
     Returns
@@ -502,8 +504,12 @@ def count_operations(model: onnx.ModelProto, window_samples: int) -> tuple[int, 
         shapes[init.name] = list(numpy_helper.to_array(init).shape)
     macs = elementwise = 0
     by_node: dict[str, int] = {}
+    constant = {init.name for init in inferred.graph.initializer}
     for node in inferred.graph.node:
         op = node.op_type
+        if node.input and all(name in constant for name in node.input if name):
+            constant.update(node.output)
+            continue
         if op in ("MatMul", "Gemm"):
             a, out = _known_shape(shapes, node, node.input[0]), _known_shape(shapes, node, node.output[0])
             count = int(np.prod(out)) * int(a[-1] if not (op == "Gemm" and _trans_a(node)) else a[0])

@@ -22,7 +22,8 @@ after the fit into plain arrays in the layout of ONNX's ``ai.onnx.ml.TreeEnsembl
 interior nodes with a feature, a split and two children, each child an interior node or a leaf.
 The decision is computed from those arrays, so what a model file stores is what decides, with no
 scikit-learn object to pickle (``tests/test_gated_trees.py`` checks the arrays against the
-booster's own decision).
+booster's own decision). The splits are stored in float32 and compared with the window's features
+rounded to float32, as the exported graph compares them, so the Python model is the exported one.
 """
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
     tree_roots_ : ndarray of shape (n_trees_kept,)
         Index of each tree's root in the node arrays.
     node_feature_, node_split_ : ndarray of shape (n_nodes,)
-        An interior node sends x to its true child where ``x[node_feature_] <= node_split_``.
+        An interior node sends x to its true child where ``x[node_feature_] <= node_split_``, both
+        in float32 (``node_split_`` is the booster's split rounded to float32).
     node_true_, node_false_ : ndarray of shape (n_nodes,)
         The children: an index into the node arrays, or into ``leaf_value_`` where
         ``node_true_leaf_`` / ``node_false_leaf_`` says the child is a leaf.
@@ -147,7 +149,11 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         positive = y_signed > 0
         booster = HistGradientBoostingClassifier(
             max_iter=self.n_trees, max_leaf_nodes=self.max_leaves, learning_rate=self.learning_rate,
-            early_stopping=False, random_state=rng.randint(np.iinfo(np.int32).max)).fit(X, positive)
+            early_stopping=False, random_state=rng.randint(np.iinfo(np.int32).max))
+        # Boosted on the float32 values it will compare: a split between two values that are one
+        # float32 number (float64 noise of one feature) would decide on rounding alone, and the
+        # phone, which sends float32 rows, rounds differently from a float64 host.
+        booster.fit(X.astype(np.float32).astype(np.float64), positive)
         self._flatten(booster)
         self.gamma_ = resolve_rbf_gamma(self.gamma, X)
         self.support_vectors_ = self.support_threshold_ = None
@@ -185,7 +191,7 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         self.baseline_ = baseline
         self.tree_roots_ = np.asarray(roots, dtype=np.int64)
         self.node_feature_ = np.asarray(feature, dtype=np.int64)
-        self.node_split_ = np.asarray(split, dtype=np.float64)
+        self.node_split_ = np.asarray(split, dtype=np.float32)
         self.node_true_, self.node_false_ = children[:, 0], children[:, 1]
         self.node_true_leaf_, self.node_false_leaf_ = leaf_flags[:, 0], leaf_flags[:, 1]
         self.leaf_value_ = np.asarray(leaf_value, dtype=np.float64)
@@ -222,7 +228,7 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         margin = np.full(X.shape[0], self.baseline_)
         for start in range(0, X.shape[0], _ROWS_PER_BLOCK):
-            block = X[start:start + _ROWS_PER_BLOCK]
+            block = X[start:start + _ROWS_PER_BLOCK].astype(np.float32)
             node = np.tile(self.tree_roots_, (block.shape[0], 1))
             done = np.zeros(node.shape, dtype=bool)
             rows = np.arange(block.shape[0])[:, None].repeat(node.shape[1], axis=1)

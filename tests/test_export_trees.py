@@ -1,0 +1,97 @@
+"""Export of a trees head (``TrainRecipe(head="trees")``): the GEMM form of the trees and the gate.
+
+Oracles: the estimator's own traversal of its node arrays (``GatedTreesClassifier.tree_margin``,
+itself checked against scikit-learn's booster in tests/test_gated_trees.py) for the GEMM tensors
+evaluated in NumPy; the Python stair-step model for the exported file, run by ONNX Runtime on a
+simulated building walk with air pressure.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+
+import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from sklearn.datasets import make_classification  # noqa: E402
+
+from stairsense import PipelineConfig, window_dataset  # noqa: E402
+from stairsense.export import build_onnx_model, export_model, support_budget, validation_windows  # noqa: E402
+from stairsense.export._graph import ALLOWED_OPS  # noqa: E402
+from stairsense.export._trees import tree_tensors  # noqa: E402
+from stairsense.models import TRAIN_DEFAULTS, GatedTreesClassifier  # noqa: E402
+from stairsense.stream import Barometer, Person, building_walk, simulate  # noqa: E402
+
+CONFIG = PipelineConfig(rate_hz=30, barometer=True)
+
+
+def _walk(seed):
+    rng = np.random.default_rng(seed)
+    schedule, person = building_walk(Person.draw(rng), rng)
+    return simulate(schedule=schedule, seed=seed, person=person, barometer=Barometer(), rate_hz=50)
+
+
+@pytest.fixture(scope="module")
+def model():
+    data = window_dataset([_walk(s) for s in range(6)], CONFIG)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # EasyMKL's convergence note on a small set
+        return TRAIN_DEFAULTS.replace(config=CONFIG, k=20, head="trees").fit(data.X, data.y, data.feature_names)
+
+
+@pytest.mark.parametrize("max_leaves", [8, 5, 2])
+def test_gemm_tensors_reach_the_leaf_the_traversal_reaches(max_leaves):
+    X, y = make_classification(500, n_features=6, random_state=0)
+    trees = GatedTreesClassifier(n_trees=30, max_leaves=max_leaves, support_quantile=None, random_state=0).fit(X, y)
+    t = tree_tensors(trees)
+    X_new = np.random.default_rng(1).normal(scale=2.0, size=(300, 6))
+    goes_true = (X_new.astype(np.float32)[:, t["feature"]] <= t["split"]).astype(np.float64)  # (N, T, L−1)
+    counts = np.einsum("nti,til->ntl", goes_true, t["paths"].astype(np.float64))
+    reached = counts >= t["depth"]
+    real = np.abs(t["paths"]).sum(axis=1) > 0  # padded leaves have an all-zero column (and weight 0)
+    assert np.all((reached & real).sum(axis=2) == 1)  # exactly one real leaf per tree
+    margin = trees.baseline_ + (reached * t["weight"]).sum(axis=(1, 2))
+    np.testing.assert_allclose(margin, trees.tree_margin(X_new), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_exported_trees_decide_as_python(model, precision, tmp_path):
+    logs = [_walk(0), _walk(40)]  # a training walk, so that some windows are decided STAIR
+    report = export_model(model, tmp_path / "t.onnx", precision=precision, validation=logs)
+    assert report.parity["decision_agreement"] >= 0.995
+    assert report.parity["median_abs_diff_vs_stored"] < 1e-5  # a few windows on a split may jump by a leaf
+    assert report.n_support_vectors == report.n_support_vectors_trained == model.pipeline[-1].support_vectors_.shape[0]
+    graph = onnx.load(tmp_path / "t.onnx")
+    assert {n.op_type for n in graph.graph.node} <= ALLOWED_OPS
+    samples, offsets, context, height = validation_windows(logs, CONFIG)
+    session = ort.InferenceSession(str(tmp_path / "t.onnx"), providers=["CPUExecutionProvider"])
+    stair = np.array([session.run(["stair"], {"samples": samples[a:b], "step_context": context[w:w + 1].astype(np.float32),
+                                              "height": height[w:w + 1].astype(np.float32)})[0][0]
+                      for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))])
+    X = model.window_rows(samples, offsets, step_context=context, height=height)
+    assert np.mean(stair.astype(bool) == (model.predict(X) == 1)) >= 0.995
+    assert 0 < int(stair.sum()) < stair.size  # both decisions are checked
+
+
+def test_a_trees_head_has_no_support_set_to_cut(model):
+    with pytest.raises(ValueError, match="no support set to reduce"):
+        build_onnx_model(model, "int8", max_support_vectors=10)
+    assert support_budget(model, 1 << 20) is None
+    with pytest.raises(ValueError, match="no support set to cut"):
+        support_budget(model, 4096)
+
+
+def test_trees_without_a_split_export_their_constant(tmp_path):
+    """Too few windows for any split: every tree is a constant folded into the baseline."""
+    data = window_dataset([_walk(7)], CONFIG)
+    keep = np.r_[np.flatnonzero(data.y == 1)[:12], np.flatnonzero(data.y == 0)[:12]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = TRAIN_DEFAULTS.replace(config=CONFIG, k=5, head="trees").fit(data.X[keep], data.y[keep],
+                                                                           data.feature_names)
+    assert m.pipeline[-1].tree_roots_.size == 0
+    report = export_model(m, tmp_path / "c.onnx", validation=[_walk(8)])
+    assert report.parity["decision_agreement"] == 1.0
