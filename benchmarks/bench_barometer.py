@@ -76,7 +76,7 @@ from stairsense.pipeline import replay  # noqa: E402
 from stairsense.stream import Activity, FrontEnd, Resampler, WindowStatus, load_ipin  # noqa: E402
 from stairsense.stream.simulate import PLACEMENTS  # noqa: E402
 
-MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "export/energy/_people.py",
+MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "models/trees/", "export/energy/_people.py",
             "export/energy/_workload.py", "stairsense/pipeline.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "barometer.md"
 CONFIG = TRAIN_DEFAULTS.config.replace(rate_hz=30, orientation="vertical")
