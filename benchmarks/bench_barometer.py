@@ -3,7 +3,8 @@
 Every model is ``stairsense train``'s recipe (:data:`~stairsense.models.TRAIN_DEFAULTS`) at the
 shipped file's 30 Hz with ``orientation="vertical"`` (what ``auto`` resolves to on a log without a
 rotation vector, such as IPIN's, so one model serves the simulated and the real logs), fitted twice
-on the same windows: with the 5 height features (``train --barometer``) and without. The windows
+on the same windows: with the 5 height features (``train --barometer``) and without; its head is
+the trees with the barometer and KOMD without (``TrainRecipe.head`` "auto"). The windows
 come from simulated people walking through a building between floors (stairs, lifts, escalators,
 ramps; :func:`stairsense.export.energy.simulated_people`: a person, a placement and a phone
 barometer of its own noise, resolution, offset, drift and door steps drawn per person) and, as
@@ -37,12 +38,11 @@ Figures, each model beside its accelerometer-only twin:
   the sensor hub's batching adds to it.
 * **Other draws of people**: the simulated barometer model for every pair of a training seed and a
   held-out seed (``--spread-train-seeds``, ``--spread-test-seeds``), since one pair of 48 and 56
-  people moves recall by about ±0.02 and level walking called stairs by about ±0.4 points; each
-  with the recipe's support gate (``TrainRecipe.support_quantile``, ``support_scale``) and without it, and each
-  training draw's model on the IPIN logs (the calibration openings are where the gate matters); beside
-  them a peer on the same rows, gradient-boosted trees, alone and behind the shipped model's gate,
-  and the recipe's trees head (``train --head trees``), sized for the phone behind a gate of its
-  own (:func:`spread_models`).
+  people moves recall by about ±0.02 and level walking called stairs by about ±0.4 points: the
+  shipped trees head, and the KOMD head with its support gate (``TrainRecipe.support_quantile``,
+  ``support_scale``) and without it, each training draw's models also on the IPIN logs (the
+  calibration openings are where the gates matter); beside them a peer on the same rows,
+  gradient-boosted trees, alone and behind KOMD's gate (:func:`spread_models`).
 * **Logs without pressure**: the accelerometer-only model decides the same on the held-out walks
   with the pressure column removed, window for window.
 
@@ -272,20 +272,21 @@ def decision_delays(config, people) -> np.ndarray:
     return np.asarray(delays)
 
 
-SHIPPED = (f"shipped (gate at {TRAIN_DEFAULTS.support_scale:g} × quantile "
-           f"{TRAIN_DEFAULTS.support_quantile:g})")
-UNGATED = "no gate (`--support-quantile none`)"
+SHIPPED = ("shipped: the trees head (100 trees of 8 leaves gated by 128 stair landmarks, log-odds threshold "
+           "−0.5; `train --barometer`)")
+SHIPPED_AT_0 = "the same with its log-odds threshold at 0"
+KOMD = (f"KOMD head (`--head komd`, its gate at {TRAIN_DEFAULTS.support_scale:g} × quantile "
+        f"{TRAIN_DEFAULTS.support_quantile:g})")
+UNGATED = "KOMD without its gate (`--head komd --support-quantile none`)"
 TREES = "peer: gradient-boosted trees"
-GATED_TREES = "peer: the same trees behind the shipped gate"
-TREES_HEAD = "`train --head trees` (100 trees of 8 leaves gated by 128 stair landmarks, log-odds threshold −0.5)"
-TREES_HEAD_AT_0 = "the same with its log-odds threshold at 0"
-SPREAD_MODELS = (SHIPPED, UNGATED, TREES, GATED_TREES, TREES_HEAD, TREES_HEAD_AT_0)
+GATED_TREES = "peer: the same trees behind KOMD's gate"
+SPREAD_MODELS = (SHIPPED, SHIPPED_AT_0, KOMD, UNGATED, TREES, GATED_TREES)
 
 
 def gate_alone(model):
-    """A copy of a gated model that decides by its support gate alone: its KOMD expansion is
-    replaced by +∞, so the shipped score min(f − θ, s − τ) is the gate's s − τ, computed by the
-    shipped code (STAIR where the window is within the training stair windows' support)."""
+    """A copy of a gated KOMD model that decides by its support gate alone: its KOMD expansion is
+    replaced by +∞, so the score min(f − θ, s − τ) is the gate's s − τ, computed by the shipped
+    code (STAIR where the window is within the training stair windows' support)."""
     gate = copy.deepcopy(model)
     komd = gate.pipeline.steps[-1][1]
     komd.dual_coef_, komd.intercept_ = np.zeros_like(komd.dual_coef_), np.inf
@@ -296,34 +297,33 @@ def spread_models(ds: WindowDataset, config, check) -> dict:
     """:data:`SPREAD_MODELS` fitted on one training draw's windows: label → the decision (1 = STAIR)
     of each window of an ``X``.
 
-    The peer is scikit-learn's histogram gradient boosting on the same rows (300 rounds, its other
-    defaults, its own 0.5 threshold): a flexible model that needs no kernel or feature scaling, to
-    tell the features' limit from the shipped model's; behind the shipped model's support gate, to
-    tell what the gate adds to any classifier. The trees head is the recipe's other head
-    (``TrainRecipe(head="trees")``: :class:`~stairsense.models.GatedTreesClassifier` on the same
-    scaling and EasyMKL picks, sized for the 32 KB export), as trained and as with its threshold at
-    0 (the threshold is read when deciding, so one fit serves both). ``check``: windows on which the shipped model must decide as the ungated one behind
-    :func:`gate_alone` (the IPIN logs, where the gate turns windows off), since that function reads
-    the estimator's fitted attributes."""
+    The shipped model is the recipe's trees head, as trained and with its threshold at 0 (the
+    threshold is read when deciding, so one fit serves both); beside it the recipe's KOMD head, with
+    and without its support gate. The peer is scikit-learn's histogram gradient boosting on the same
+    rows (300 rounds, its other defaults, its own 0.5 threshold): a flexible model that needs no
+    kernel or feature scaling, to tell the features' limit from the heads'; behind KOMD's support
+    gate, to tell what the gate adds to any classifier. ``check``: windows on which the KOMD model
+    must decide as the ungated one behind :func:`gate_alone` (the IPIN logs, where the gate turns
+    windows off), since that function reads the estimator's fitted attributes."""
     stair = (ds.y == STAIR).astype(np.int64)
     shipped = TRAIN_DEFAULTS.replace(config=config).fit(ds.X, ds.y, ds.feature_names)
+    at_0 = copy.deepcopy(shipped)
+    at_0.pipeline.steps[-1][1].set_params(threshold=0.0)
+    komd = TRAIN_DEFAULTS.replace(config=config, head="komd").fit(ds.X, ds.y, ds.feature_names)
     # The gate is set after the fit and changes nothing in it (tests/test_robust.py), so the
-    # ungated model is the shipped one without its threshold: what `--support-quantile none` fits.
-    ungated = copy.deepcopy(shipped)
+    # ungated model is the KOMD one without its threshold: what `--support-quantile none` fits.
+    ungated = copy.deepcopy(komd)
     ungated.pipeline.steps[-1][1].support_threshold_ = None
     trees = HistGradientBoostingClassifier(max_iter=300, random_state=0).fit(ds.X, stair)
-    gate = gate_alone(shipped)
-    if not np.array_equal(shipped.predict(check), ungated.predict(check) & (gate.predict(check) == STAIR)):
-        raise AssertionError("gate_alone no longer reproduces the shipped support gate: update it to the estimator")
-    head = TRAIN_DEFAULTS.replace(config=config, head="trees").fit(ds.X, ds.y, ds.feature_names)
-    at_0 = copy.deepcopy(head)
-    at_0.pipeline.steps[-1][1].set_params(threshold=0.0)
+    gate = gate_alone(komd)
+    if not np.array_equal(komd.predict(check), ungated.predict(check) & (gate.predict(check) == STAIR)):
+        raise AssertionError("gate_alone no longer reproduces KOMD's support gate: update it to the estimator")
 
     def gated(model):
         return lambda X: model.predict(X) & (gate.predict(X) == STAIR)
 
-    return {SHIPPED: shipped.predict, UNGATED: ungated.predict, TREES: trees.predict, GATED_TREES: gated(trees),
-            TREES_HEAD: head.predict, TREES_HEAD_AT_0: at_0.predict}
+    return {SHIPPED: shipped.predict, SHIPPED_AT_0: at_0.predict, KOMD: komd.predict, UNGATED: ungated.predict,
+            TREES: trees.predict, GATED_TREES: gated(trees)}
 
 
 def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Windows) -> list[dict]:
@@ -433,8 +433,9 @@ def main(argv=None):
         "# Stair steps with the barometer, beside the accelerometer-only model (issue 24)",
         "",
         f"`python benchmarks/bench_barometer.py` at {git_commit(RESULTS.parent)}; load average {load_average()}; "
-        f"{elapsed:.0f} s. Recipe: `stairsense train`'s ({TRAIN_DEFAULTS.describe()}) at 30 Hz, orientation "
-        "vertical, with (`--barometer`) and without the 5 height features, each trained on the same windows. "
+        f"{elapsed:.0f} s. Recipe: `stairsense train`'s at 30 Hz, orientation vertical, with (`--barometer`: "
+        f"{TRAIN_DEFAULTS.replace(config=CONFIG.replace(barometer=True)).describe()}) and without the 5 height "
+        f"features ({TRAIN_DEFAULTS.replace(config=CONFIG).describe()}), each trained on the same windows. "
         f"Simulated people: {args.train_people} to train (seed {args.seed}), {args.test_people} others held out "
         f"(seed {args.seed + 1}), each in one of the simulator's {len(PLACEMENTS)} placements ({', '.join(sorted(PLACEMENTS))}). "
         "Real: the 40 IPIN logs, in "
@@ -485,19 +486,19 @@ def main(argv=None):
         "model, not of where its threshold sits. Measured on the held-out people to show how far the targets "
         "are, not to choose a threshold.",
         "",
-        "### The same recipe over other draws of people (simulated, with barometer): its support gate, and a flexible peer",
+        "### The same recipe over other draws of people (simulated, with barometer): its two heads, KOMD's support gate, and a flexible peer",
         "",
         f"Trained on {args.train_people} simulated people of each seed {', '.join(map(str, args.spread_train_seeds))}; "
         f"tested on {args.test_people} others of each seed {', '.join(map(str, args.spread_test_seeds))} (the tables "
         f"above are the pair {args.seed} → {args.seed + 1}) and on the {len(ipin)} IPIN logs (which no model here saw). "
-        "Each model as shipped, gated by its support (a window less similar to every landmark than "
-        f"{TRAIN_DEFAULTS.support_scale:g} times the least similar training stair window is not a stair step), and "
-        "the same fit without the gate. The peer: scikit-learn's histogram gradient boosting on the same rows (300 "
+        "The shipped trees head (`GatedTreesClassifier` on the recipe's scaling and EasyMKL picks: 100 trees of at "
+        "most 8 leaves, gated by 128 k-means centres of the training stair windows), as trained (log-odds "
+        "threshold −0.5) and at 0. The KOMD head (`--head komd`), gated by its support (a window less similar to "
+        f"every landmark than {TRAIN_DEFAULTS.support_scale:g} times the least similar training stair window is "
+        "not a stair step; the trees' gate has the same edge over their own landmarks), and the same fit "
+        "without the gate. The peer: scikit-learn's histogram gradient boosting on the same rows (300 "
         "rounds, its defaults otherwise, its own 0.5 threshold; not exported, a measure of what these features "
-        "allow), alone and behind the shipped model's gate. The trees head: `train --head trees`, "
-        "`GatedTreesClassifier` in place of KOMD (the same scaling and EasyMKL picks; 100 trees of at most 8 "
-        "leaves, gated by 128 k-means centres of the training stair windows at the recipe's γ and edge; "
-        "its int8 ONNX file about 30 KB), as trained (log-odds threshold −0.5) and at 0. Each cell: "
+        "allow), alone and behind KOMD's gate. Each cell: "
         "stair-step recall / level walking called stairs / stair steps in rides (windows).",
         "",
         *markdown_table(["trained on seed", "model", *(f"tested on seed {t}" for t in args.spread_test_seeds),

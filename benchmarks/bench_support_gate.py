@@ -101,7 +101,7 @@ def barometer_benefit(train_seeds, n_train, n_test) -> dict:
     rows = {}
     for seed in train_seeds:
         train = w.train if seed == train_seeds[0] else window_dataset(simulated_people(n_train, seed=seed), config)
-        model = TRAIN_DEFAULTS.replace(config=config, support_quantile=0.0, support_scale=1.0).fit(
+        model = TRAIN_DEFAULTS.replace(config=config, head="komd", support_quantile=0.0, support_scale=1.0).fit(
             train.X, train.y, train.feature_names)
         estimator = model.pipeline.steps[-1][1]
         tau = estimator.support_threshold_

@@ -33,7 +33,8 @@ def cmd_train(args) -> int:
     repairs = [r.to_dict() for r in reports if r.repaired]
     emit(args, {"out": str(path), **summary, "repairs": repairs},
          "\n".join([f"wrote {path}: trained on {summary['n_windows']} windows {summary['class_counts']} "
-                    f"(1 = STAIR) from {len(args.data)} source(s), orientation {summary['orientation_methods']}",
+                    f"(1 = STAIR) from {len(args.data)} source(s), orientation {summary['orientation_methods']}, "
+                    f"classifier {summary['head']}",
                     *(line for r in repairs for line in repair_summary(r))]))
     return 0
 
@@ -69,10 +70,10 @@ def add_parser(subparsers) -> None:
                    help="the gate's edge, in (0, 1]: below 1 it gates only windows farther out than the training "
                         "stair windows' own edge, which new people's stairs also cross (default %(default)s)")
     p.add_argument("--head", choices=HEADS, default=TRAIN_DEFAULTS.head,
-                   help="the classifier on EasyMKL's features: komd (RBF KOMD, the thesis's), or trees (100 boosted "
+                   help="the classifier on EasyMKL's features: komd (RBF KOMD, the thesis's), trees (100 boosted "
                         "trees of 8 leaves behind a support gate of 128 stair landmarks; --lam and --landmarks are "
-                        "KOMD's and unused; measured better with --barometer, see stairsense.models.TrainRecipe; "
-                        "default %(default)s)")
+                        "KOMD's and unused), or auto: trees with --barometer, where they measured better, komd "
+                        "without (see stairsense.models.TrainRecipe; default %(default)s)")
     p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=TRAIN_DEFAULTS.invariant,
                    help="select only features that do not depend on the phone's heading (z and norm rows)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")

@@ -204,7 +204,8 @@ def _subsample(index, y, limit, rng):
 def _fold_models(config, X, y, feature_names, ks, n_landmarks=Protocol.n_landmarks):
     """``(k, StairstepModel)`` for every k, fitted on one fold: the scaler and EasyMKL's feature
     ranking do not depend on k (the selector keeps the top k of one ranking), so they are fitted
-    once and only KOMD is fitted per k — the same models as fitting each pipeline from scratch.
+    once and only the head (KOMD, or the trees of a barometer configuration) is fitted per k — the
+    same models as fitting each pipeline from scratch.
     A barometer configuration's pipeline keeps its height features beside the top k (a
     :class:`~stairsense.models.stairstep.RestrictedSelector`, as ``train`` fits it); its selector is fitted
     per k (one EasyMKL solve each, seconds)."""
@@ -215,7 +216,8 @@ def _fold_models(config, X, y, feature_names, ks, n_landmarks=Protocol.n_landmar
     from stairsense.models import TRAIN_DEFAULTS, StairstepModel
     from stairsense.models.stairstep import RestrictedSelector
 
-    recipe = TRAIN_DEFAULTS.replace(n_landmarks=n_landmarks)
+    # the configuration chooses the head as train does: the trees for a barometer front end
+    recipe = TRAIN_DEFAULTS.replace(config=config, n_landmarks=n_landmarks)
     template = recipe.replace(k=max(ks)).pipeline(feature_names)
     (scale_name, scaler), (select_name, selector), (komd_name, komd) = template.steps
     scaled = scaler.fit_transform(X, y)

@@ -15,8 +15,9 @@ from stairsense.stream import PipelineConfig
 
 __all__ = ["HEADS", "TREES_HEAD", "TrainRecipe", "TRAIN_DEFAULTS", "height_mask"]
 
-#: The classifiers a recipe can put on EasyMKL's columns.
-HEADS = ("komd", "trees")
+#: The classifiers a recipe can put on EasyMKL's columns; "auto" is trees for a configuration that
+#: reads the barometer and KOMD otherwise (see ``TrainRecipe.head``).
+HEADS = ("auto", "komd", "trees")
 
 #: The trees head's size and threshold. 100 trees of at most 8 leaves take about 17 KB as an ONNX
 #: TreeEnsemble with float32 splits and 128 landmarks 7 KB at int8, which with the feature graph
@@ -70,14 +71,18 @@ class TrainRecipe:
         draw with 499), and gives up the steps just beyond the training support's edge.
     random_state : int, default=0
         Seeds the landmarks' k-means (and the trees' binning), so a retrain gives the same model.
-    head : {"komd", "trees"}, default="komd"
+    head : {"auto", "komd", "trees"}, default="auto"
         The classifier on EasyMKL's columns. ``"trees"``: :class:`~stairsense.models.GatedTreesClassifier`
         with :data:`TREES_HEAD` (its gate at this recipe's ``gamma``, ``support_quantile`` and
-        ``support_scale``; ``n_landmarks`` and ``lam`` are KOMD's and unused). Measured on the
-        barometer model (``benchmarks/results/barometer.md``, 20 pairs of draws of simulated
-        people, and the 40 real IPIN walks): recall median 0.940 against KOMD's 0.929, level
-        walking called stairs 0.49 % against 0.95 %, IPIN walk steps called stairs 68 against 163
-        over the four training draws, at about KOMD's exported size.
+        ``support_scale``; ``n_landmarks`` and ``lam`` are KOMD's and unused). ``"auto"``: trees
+        when ``config.barometer``, else KOMD. With the barometer the trees were better on draws
+        of simulated people that did not choose their threshold (``bench_komd_recipe.py``, 9
+        pairs: recall median 0.928 against KOMD's 0.920, level walking called stairs 0.74 %
+        against 1.44 %, F1 0.939 against 0.912) and on the 40 real IPIN walks (16, 24 and 21 of
+        5,322 walk steps called stairs against 15, 18 and 162), at KOMD's exported size; without
+        it they matched KOMD on UCI HAPT's held-out people (F1 0.954 against 0.955) and called
+        more of Oxford's level walking stairs (53.3 % against 51.1 %), so the accelerometer-only
+        model keeps the thesis's KOMD.
 
     Examples
     --------
@@ -96,7 +101,7 @@ class TrainRecipe:
     support_quantile: Union[float, None] = 0.0
     support_scale: float = 0.9
     random_state: int = 0
-    head: str = "komd"
+    head: str = "auto"
 
     def replace(self, **changes) -> TrainRecipe:
         """A copy with ``changes`` applied (the recipe is frozen)."""
@@ -129,11 +134,9 @@ class TrainRecipe:
 
         if self.invariant and feature_names is None:
             raise ValueError("an invariant-features recipe chooses columns by name: pass feature_names")
-        if self.head not in HEADS:
-            raise ValueError(f"head must be one of {HEADS}, got {self.head!r}")
         allowed = heading_invariant_mask(feature_names) if self.invariant else None
         head = None
-        if self.head == "trees":
+        if self.resolved_head == "trees":
             from stairsense.models.trees import GatedTreesClassifier
 
             head = GatedTreesClassifier(**TREES_HEAD, gamma=self.gamma, support_quantile=self.support_quantile,
@@ -161,17 +164,29 @@ class TrainRecipe:
         Returns
         -------
         StairstepModel
+            Its ``summary["head"]`` names the classifier ("komd" or "trees").
         """
         from ._model import StairstepModel
 
-        return StairstepModel.train(self.pipeline(feature_names), X, y, config=self.config,
-                                    feature_names=feature_names, groups=groups, sources=sources)
+        model = StairstepModel.train(self.pipeline(feature_names), X, y, config=self.config,
+                                     feature_names=feature_names, groups=groups, sources=sources)
+        model.summary["head"] = self.resolved_head
+        return model
+
+    @property
+    def resolved_head(self) -> str:
+        """``head`` with ``"auto"`` resolved by the configuration: "trees" or "komd"."""
+        if self.head not in HEADS:
+            raise ValueError(f"head must be one of {HEADS}, got {self.head!r}")
+        if self.head == "auto":
+            return "trees" if self.config.barometer else "komd"
+        return self.head
 
     def describe(self) -> str:
         """One line naming every choice, for reports."""
         c = self.config
         gate = "off" if self.support_quantile is None else f"{self.support_scale:g} × quantile {self.support_quantile:g}"
-        head = (f"Λ = {self.lam}, γ = {self.gamma}, landmarks {self.n_landmarks}" if self.head == "komd" else
+        head = (f"Λ = {self.lam}, γ = {self.gamma}, landmarks {self.n_landmarks}" if self.resolved_head == "komd" else
                 "trees " + ", ".join(f"{k} {v:g}" for k, v in TREES_HEAD.items()) + f", γ = {self.gamma}")
         return (f"rate {c.rate_hz or 'native'}, orientation {c.orientation}, segmentation {c.segmentation}, "
                 f"step context {c.step_context}; k = {self.k}, {head}, invariant features {self.invariant}, "
