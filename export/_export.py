@@ -8,7 +8,10 @@ The graph takes the standardized samples of ONE window, ``samples: [n, 3] float3
 for Mizell's vertical + horizontal streams), and outputs ``score: [1] float32`` (the KOMD decision)
 and ``stair: [1] bool`` (score ≥ 0). Inside: the features EasyMKL kept (float64 statistics,
 :mod:`._features_graph`), the scaler restricted to them with its clipping, a cast to float32 and
-the RBF decision (:mod:`._compact`).
+the RBF decision (:mod:`._compact`). A model with the trees head
+(:class:`~stairsense.models.GatedTreesClassifier`, what ``train --barometer`` fits) has the trees
+and their support gate in its place (:mod:`._trees`; ``stair`` is score > 0, the estimator's rule)
+and is held to the decision agreement below at every precision.
 
 A model whose feature names end with :data:`~stairsense.features.STEP_CONTEXT_NAMES` (a
 configuration with ``step_context > 0``) has a second input ``step_context: [1, 36]

@@ -94,7 +94,8 @@ def add_parser(subparsers) -> None:
                        description="Write one ONNX graph: a window's standardized samples [n, 3] (and, for "
                                    "step-context models, the phone's step_context [1, 36]; for models trained with "
                                    "--barometer, its height [1, 5] from air pressure) -> the selected "
-                                   "features, [-1, 1] scaling and the KOMD RBF decision -> score and STAIR flag. "
+                                   "features, [-1, 1] scaling and the model's head (KOMD's RBF decision, or the "
+                                   "trees and their support gate) -> score and STAIR flag. "
                                    "Says which model it wrote: with barometer (the phone must feed it air pressure) "
                                    "or accelerometer only. "
                                    "Every export is checked against the Python model and refused if it disagrees.")

@@ -44,7 +44,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("train", help="train the stair-step classifier on labelled recordings",
                        description="Cut windows with the front end, extract the 79 Table 12.1 features and the 36 "
                                    "step-context features (--step-context 0: the 79 only) and fit scaler -> "
-                                   "EasyMKL top-k -> RBF KOMD; the model file keeps the pipeline configuration.")
+                                   "EasyMKL top-k -> RBF KOMD (boosted trees with --barometer; see --head); the "
+                                   "model file keeps the pipeline configuration.")
     p.add_argument("data", nargs="+", metavar="DATA", help=DATA_HELP)
     add_config_args(p)
     add_read_args(p)
