@@ -39,7 +39,8 @@ Figures, each model beside its accelerometer-only twin:
 * **Other draws of people**: the simulated barometer model for every pair of a training seed and a
   held-out seed (``--spread-train-seeds``, ``--spread-test-seeds``), since one pair of 48 and 56
   people moves recall by about ±0.02 and level walking called stairs by about ±0.4 points: the
-  shipped trees head, and the KOMD head with its support gate (``TrainRecipe.support_quantile``,
+  shipped trees head, and the KOMD head with its support gate (both also counting floors with
+  ``replay`` on every held-out walk) (``TrainRecipe.support_quantile``,
   ``support_scale``) and without it, each training draw's models also on the IPIN logs (the
   calibration openings are where the gates matter); beside them a peer on the same rows,
   gradient-boosted trees, alone and behind KOMD's gate (:func:`spread_models`).
@@ -293,9 +294,10 @@ def gate_alone(model):
     return gate
 
 
-def spread_models(ds: WindowDataset, config, check) -> dict:
+def spread_models(ds: WindowDataset, config, check) -> tuple[dict, dict]:
     """:data:`SPREAD_MODELS` fitted on one training draw's windows: label → the decision (1 = STAIR)
-    of each window of an ``X``.
+    of each window of an ``X``; and the two heads as models ``replay`` runs (label → model), whose
+    floors are counted too.
 
     The shipped model is the recipe's trees head, as trained and with its threshold at 0 (the
     threshold is read when deciding, so one fit serves both); beside it the recipe's KOMD head, with
@@ -322,8 +324,8 @@ def spread_models(ds: WindowDataset, config, check) -> dict:
     def gated(model):
         return lambda X: model.predict(X) & (gate.predict(X) == STAIR)
 
-    return {SHIPPED: shipped.predict, SHIPPED_AT_0: at_0.predict, KOMD: komd.predict, UNGATED: ungated.predict,
-            TREES: trees.predict, GATED_TREES: gated(trees)}
+    return ({SHIPPED: shipped.predict, SHIPPED_AT_0: at_0.predict, KOMD: komd.predict, UNGATED: ungated.predict,
+             TREES: trees.predict, GATED_TREES: gated(trees)}, {SHIPPED: shipped, KOMD: komd})
 
 
 def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Windows) -> list[dict]:
@@ -346,15 +348,20 @@ def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Win
     rows = []
     for train_seed in train_seeds:
         ds = draw(train_seed, n_train)[1]
-        models = spread_models(ds, config, check=ipin.ipin.X)
+        models, replayable = spread_models(ds, config, check=ipin.ipin.X)
         for name, decide in models.items():
             opening, walk = ipin_calls(decide, ipin, config)
             for test_seed in test_seeds:
                 people, test = draw(test_seed, n_test, keep_unlabelled=True)
                 decided = voted(decide, test)
                 scored, rides = test.y != AMBIGUOUS, touches(people, test, RIDES)
+                floors = None
+                if name in replayable:
+                    multi = [r["floors"] == r["truth"] for r in floor_counts([replayable[name]], people)
+                             if sum(r["truth"]) >= 2]
+                    floors = (sum(multi), len(multi))
                 rows.append({"train": train_seed, "test": test_seed, "model": name,
-                             "opening_stairs": opening, "walk_stairs": walk,
+                             "opening_stairs": opening, "walk_stairs": walk, "floors_exact": floors,
                              "ride_stairs": int(np.sum(decided[rides] == STAIR)),
                              **stair_rates(decided[scored], test.y[scored], test.activity[scored])})
     return rows
@@ -519,12 +526,16 @@ def main(argv=None):
           f"{sum(r['walking_called_stairs'] <= 0.01 for r in rs)}; both in "
           f"{sum(r['stair_recall'] >= 0.95 and r['walking_called_stairs'] <= 0.01 for r in rs)}; F1 median "
           f"{np.median([r['f1'] for r in rs]):.3f}; no stair step in a ride in "
-          f"{sum(r['ride_stairs'] == 0 for r in rs)}; IPIN calibration openings clean for "
+          f"{sum(r['ride_stairs'] == 0 for r in rs)}; "
+          + (f"floors exact on ≥ 95 % of multi-floor walks in {sum(a >= 0.95 * b for a, b in floors)} (median "
+             f"{100 * np.median([a / b for a, b in floors]):.1f} %); " if floors else "")
+          + f"IPIN calibration openings clean for "
           f"{sum(r['opening_stairs'] == 0 for r in firsts)} of {len(firsts)} training draws (stair steps there: "
           f"{', '.join(str(r['opening_stairs']) for r in firsts)}; walk steps called stairs: "
           f"{', '.join(str(r['walk_stairs']) for r in firsts)}).\n"
           for name in SPREAD_MODELS for rs in [[r for r in spread if r["model"] == name]]
-          for firsts in [[r for r in rs if r["test"] == args.spread_test_seeds[0]]]),
+          for firsts in [[r for r in rs if r["test"] == args.spread_test_seeds[0]]]
+          for floors in [[r["floors_exact"] for r in rs if r["floors_exact"]]]),
         "A target met on one pair and missed on most is missed.",
         "",
         "### Per placement: stair-step recall / level walking called stairs",
