@@ -439,18 +439,19 @@ def test_height_features_match_python(java, tmp_path, seed, rate, config):
     np.testing.assert_allclose(got.height, want, rtol=1e-9, atol=1e-12)
 
 
-@pytest.fixture(scope="module")
-def barometer_model(tmp_path_factory):
-    """A model trained with the barometer on simulated building walks, and its fp32 export."""
+@pytest.fixture(scope="module", params=["komd", "trees"])
+def barometer_model(request, tmp_path_factory):
+    """A model trained with the barometer on simulated building walks, and its fp32 export: with
+    each head (the trees are what ``train --barometer`` ships)."""
     from stairsense.export import export_model
-    from stairsense.models import StairstepModel, make_stairstep_pipeline
+    from stairsense.models import TRAIN_DEFAULTS
 
     config = PipelineConfig(rate_hz=30, barometer=True)
     data = window_dataset([building_walk_log(s) for s in range(8)], config)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # EasyMKL's convergence note on a small set
-        model = StairstepModel.train(make_stairstep_pipeline(k=20, random_state=0), data.X, data.y, config=config,
-                                     feature_names=data.feature_names)
+        model = TRAIN_DEFAULTS.replace(config=config, k=20, head=request.param).fit(data.X, data.y,
+                                                                                   data.feature_names)
     path = tmp_path_factory.mktemp("baro") / "baro.onnx"
     export_model(model, path, precision="fp32", validation=building_walk_log(40))
     return model, path
