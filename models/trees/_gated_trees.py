@@ -1,9 +1,9 @@
 """Gradient-boosted trees whose positive class is gated to where the training positives were.
 
-A candidate head for the stair-step model (``benchmarks/bench_barometer.py`` measures it beside
-KOMD). On the same window rows, boosted trees find the stairs the KOMD RBF expansion misses and
-call fewer level steps stairs; alone they also call stairs where no training window was (a phone
-waved about before a walk), because a tree's leaf extends to infinity. The gate is the reject
+The head of the barometer stair-step model (``TrainRecipe.head``; ``benchmarks/bench_barometer.py``
+measures it beside KOMD). On the same window rows, boosted trees find stairs the KOMD RBF expansion
+misses and call fewer level steps stairs; alone they also call stairs where no training window was
+(a phone waved about before a walk), because a tree's leaf extends to infinity. The gate is the reject
 option of :class:`~stairsense.models.NystroemKOMDClassifier` (its step 5), kept to the positive
 class: the score is
 
@@ -14,8 +14,8 @@ examples and τ ``support_scale`` times the ``support_quantile``-quantile of eac
 example's nearest-landmark similarity. KOMD's gate also holds its negative landmarks, since they
 are its expansion anyway; here the landmarks exist only for the gate, and a window nearer a
 negative landmark than any positive one is one the trees should not be trusted to call positive
-either. Fewer landmarks also keep the exported file small: the trees take about 170 bytes each
-(8 leaves, an ONNX ``TreeEnsemble`` with float32 splits), a landmark one byte per feature at int8.
+either. Fewer landmarks also keep the exported file small: a landmark takes one byte per feature
+at int8, an 8-leaf tree about 70 bytes (``stairsense.export._trees``).
 
 The trees are scikit-learn's :class:`~sklearn.ensemble.HistGradientBoostingClassifier`, flattened
 after the fit into plain arrays in the layout of ONNX's ``ai.onnx.ml.TreeEnsemble`` (opset 5):
@@ -23,7 +23,9 @@ interior nodes with a feature, a split and two children, each child an interior 
 The decision is computed from those arrays, so what a model file stores is what decides, with no
 scikit-learn object to pickle (``tests/test_gated_trees.py`` checks the arrays against the
 booster's own decision). The splits are stored in float32 and compared with the window's features
-rounded to float32, as the exported graph compares them, so the Python model is the exported one.
+rounded to float32, as the exported graph compares them; the graph computes those features to
+within a float32 rounding of Python's, so a window on a split may go either way, and the export
+holds the file to its decisions rather than to its scores.
 """
 from __future__ import annotations
 
