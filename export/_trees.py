@@ -52,6 +52,7 @@ def tree_tensors(trees) -> dict:
     dict with ``feature`` (T, L−1) int, ``split`` (T, L−1) float32, ``paths`` C (T, L−1, L) int8,
     ``depth`` D (T, L) int (padded leaves 0) and ``weight`` (T, L) float32 (padded leaves 0).
     """
+    trees.check_trees()  # the traversal below would loop on a corrupt file's cycle
     n_trees, n_leaves = trees.tree_roots_.size, int(trees.max_leaves)
     feature = np.zeros((n_trees, n_leaves - 1), np.int64)
     split = np.zeros((n_trees, n_leaves - 1), np.float32)

@@ -76,3 +76,26 @@ def test_the_gate_turns_off_far_windows_the_trees_call_positive():
     ungated = GatedTreesClassifier(n_trees=30, gamma=0.5, support_quantile=None, random_state=0).fit(X, y)
     np.testing.assert_array_equal(ungated.tree_margin(X_far), gated.tree_margin(X_far))
     assert ungated.support_vectors_ is None and ungated.support_threshold_ is None
+
+
+@pytest.mark.parametrize("corrupt", ["cycle", "leaf out of range", "feature out of range", "lengths"])
+def test_corrupt_trees_are_refused_not_looped(corrupt):
+    """A model file is read into the node arrays: a cycle (a child pointing back at its parent), an
+    index past the leaves, a feature the model lacks or ragged arrays raise one clear error, from
+    the Python decision and from the export's traversal alike."""
+    from stairsense.export._trees import tree_tensors
+
+    X, y = make_classification(300, n_features=4, random_state=10)
+    clf = GatedTreesClassifier(n_trees=5, support_quantile=None, random_state=0).fit(X, y)
+    inner = np.flatnonzero(~clf.node_true_leaf_)[0]
+    if corrupt == "cycle":
+        clf.node_true_[inner] = inner
+    elif corrupt == "leaf out of range":
+        clf.node_false_leaf_[0], clf.node_false_[0] = True, clf.leaf_value_.size
+    elif corrupt == "feature out of range":
+        clf.node_feature_[0] = 4
+    else:
+        clf.node_split_ = clf.node_split_[:-1]
+    for call in (lambda: clf.predict(X), lambda: tree_tensors(clf)):
+        with pytest.raises(ValueError, match="no valid trees.*retrain"):
+            call()

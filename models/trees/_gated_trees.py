@@ -215,6 +215,32 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         # One ulp below, so the example at the quantile passes (the decision is score > 0).
         self.support_threshold_ = float(np.nextafter(edge, -np.inf))
 
+    def check_trees(self):
+        """Raise ``ValueError`` unless the node arrays form trees: every index in range, every
+        feature one the model was fitted on, and every interior child after its parent (as
+        :meth:`fit` numbers them), so no path can loop. A model file is read into these arrays,
+        and a corrupt or crafted one would otherwise send a traversal round a cycle for ever.
+        """
+        check_is_fitted(self)
+        n_nodes, n_leaves = self.node_feature_.shape[0], self.leaf_value_.shape[0]
+        problems = []
+        arrays = (self.node_split_, self.node_true_, self.node_false_, self.node_true_leaf_, self.node_false_leaf_)
+        if any(np.shape(a) != (n_nodes,) for a in arrays):
+            problems.append("node arrays of different lengths")
+        else:
+            if np.any((self.node_feature_ < 0) | (self.node_feature_ >= self.n_features_in_)):
+                problems.append("a split on a feature the model does not have")
+            if np.any((self.tree_roots_ < 0) | (self.tree_roots_ >= n_nodes)):
+                problems.append("a root outside the nodes")
+            for child, is_leaf in ((self.node_true_, self.node_true_leaf_), (self.node_false_, self.node_false_leaf_)):
+                if np.any(np.where(is_leaf, (child < 0) | (child >= n_leaves),
+                                   (child <= np.arange(n_nodes)) | (child >= n_nodes))):
+                    problems.append("a child outside the nodes or leaves, or before its parent")
+                    break
+        if problems:
+            raise ValueError(f"{type(self).__name__} holds no valid trees ({'; '.join(problems)}): the model is "
+                             "corrupt; retrain it")
+
     def tree_margin(self, X):
         """The trees' log-odds F(x) (no threshold, no gate).
 
@@ -226,7 +252,7 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         -------
         margin : ndarray of shape (n,)
         """
-        check_is_fitted(self)
+        self.check_trees()
         X = validate_data(self, X, dtype=np.float64, reset=False)
         margin = np.full(X.shape[0], self.baseline_)
         for start in range(0, X.shape[0], _ROWS_PER_BLOCK):
