@@ -254,20 +254,22 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         """
         self.check_trees()
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        margin = np.full(X.shape[0], self.baseline_)
-        for start in range(0, X.shape[0], _ROWS_PER_BLOCK):
-            block = X[start:start + _ROWS_PER_BLOCK].astype(np.float32)
-            node = np.tile(self.tree_roots_, (block.shape[0], 1))
-            done = np.zeros(node.shape, dtype=bool)
-            rows = np.arange(block.shape[0])[:, None].repeat(node.shape[1], axis=1)
-            while not done.all():
-                active = ~done
-                at, r = node[active], rows[active]
-                go_true = block[r, self.node_feature_[at]] <= self.node_split_[at]
-                node[active] = np.where(go_true, self.node_true_[at], self.node_false_[at])
-                done[active] = np.where(go_true, self.node_true_leaf_[at], self.node_false_leaf_[at])
-            margin[start:start + block.shape[0]] += self.leaf_value_[node].sum(axis=1)
-        return margin
+        return np.concatenate([self._block_margin(X[s:s + _ROWS_PER_BLOCK])
+                               for s in range(0, X.shape[0], _ROWS_PER_BLOCK)] or [np.empty(0)])
+
+    def _block_margin(self, block):
+        """F of at most ``_ROWS_PER_BLOCK`` validated rows: every tree walked at once, one level a step."""
+        block = block.astype(np.float32)
+        node = np.tile(self.tree_roots_, (block.shape[0], 1))
+        done = np.zeros(node.shape, dtype=bool)
+        rows = np.arange(block.shape[0])[:, None].repeat(node.shape[1], axis=1)
+        while not done.all():
+            active = ~done
+            at, r = node[active], rows[active]
+            go_true = block[r, self.node_feature_[at]] <= self.node_split_[at]
+            node[active] = np.where(go_true, self.node_true_[at], self.node_false_[at])
+            done[active] = np.where(go_true, self.node_true_leaf_[at], self.node_false_leaf_[at])
+        return self.baseline_ + self.leaf_value_[node].sum(axis=1)
 
     def decision_function(self, X):
         """``min(F(x) − threshold, max_j k(x, z_j) − τ)``; > 0 means ``classes_[1]``.
@@ -280,13 +282,17 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n,)
         """
-        scores = self.tree_margin(X) - self.threshold
-        if self.support_threshold_ is None:
-            return scores
+        self.check_trees()
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        nearest = np.concatenate([rbf_kernel_inplace(X[s:s + _ROWS_PER_BLOCK], self.support_vectors_, self.gamma_)
-                                  .max(axis=1) for s in range(0, X.shape[0], _ROWS_PER_BLOCK)] or [np.empty(0)])
-        return np.minimum(scores, nearest - self.support_threshold_)
+        scores = []
+        for s in range(0, X.shape[0], _ROWS_PER_BLOCK):
+            block = X[s:s + _ROWS_PER_BLOCK]
+            score = self._block_margin(block) - self.threshold
+            if self.support_threshold_ is not None:
+                nearest = rbf_kernel_inplace(block, self.support_vectors_, self.gamma_).max(axis=1)
+                score = np.minimum(score, nearest - self.support_threshold_)
+            scores.append(score)
+        return np.concatenate(scores or [np.empty(0)])
 
     def predict(self, X):
         """``classes_[1]`` where the decision is > 0, else ``classes_[0]`` (scikit-learn's convention:
