@@ -72,7 +72,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 
 from stairsense.export.energy import simulated_people  # noqa: E402
 from stairsense.features import AMBIGUOUS, HEIGHT_NAMES, NO_STAIR, STAIR, WindowDataset, window_dataset  # noqa: E402
-from stairsense.models import FLOOR_M, TRAIN_DEFAULTS, stair_rates  # noqa: E402
+from stairsense.models import FLOOR_M, TRAIN_DEFAULTS, TREES_HEAD, stair_rates  # noqa: E402
 from stairsense.pipeline import replay  # noqa: E402
 from stairsense.stream import Activity, FrontEnd, Resampler, WindowStatus, load_ipin  # noqa: E402
 from stairsense.stream.simulate import PLACEMENTS  # noqa: E402
@@ -273,8 +273,10 @@ def decision_delays(config, people) -> np.ndarray:
     return np.asarray(delays)
 
 
-SHIPPED = ("shipped: the trees head (100 trees of 8 leaves gated by 128 stair landmarks, log-odds threshold "
-           "−0.5; `train --barometer`)")
+TREES_SIZE = (f"{TREES_HEAD['n_trees']} trees of at most {TREES_HEAD['max_leaves']} leaves, gated by "
+              f"{TREES_HEAD['n_landmarks']} k-means centres of the training stair windows")
+SHIPPED = (f"shipped: the trees head ({TREES_SIZE}, log-odds threshold {TREES_HEAD['threshold']:g}; "
+           "`train --barometer`)")
 SHIPPED_AT_0 = "the same with its log-odds threshold at 0"
 KOMD = (f"KOMD head (`--head komd`, its gate at {TRAIN_DEFAULTS.support_scale:g} × quantile "
         f"{TRAIN_DEFAULTS.support_quantile:g})")
@@ -498,9 +500,8 @@ def main(argv=None):
         f"Trained on {args.train_people} simulated people of each seed {', '.join(map(str, args.spread_train_seeds))}; "
         f"tested on {args.test_people} others of each seed {', '.join(map(str, args.spread_test_seeds))} (the tables "
         f"above are the pair {args.seed} → {args.seed + 1}) and on the {len(ipin)} IPIN logs (which no model here saw). "
-        "The shipped trees head (`GatedTreesClassifier` on the recipe's scaling and EasyMKL picks: 100 trees of at "
-        "most 8 leaves, gated by 128 k-means centres of the training stair windows), as trained (log-odds "
-        "threshold −0.5) and at 0. The KOMD head (`--head komd`), gated by its support (a window less similar to "
+        f"The shipped trees head (`GatedTreesClassifier` on the recipe's scaling and EasyMKL picks: {TREES_SIZE}), "
+        f"as trained (log-odds threshold {TREES_HEAD['threshold']:g}) and at 0. The KOMD head (`--head komd`), gated by its support (a window less similar to "
         f"every landmark than {TRAIN_DEFAULTS.support_scale:g} times the least similar training stair window is "
         "not a stair step; the trees' gate has the same edge over their own landmarks), and the same fit "
         "without the gate. The peer: scikit-learn's histogram gradient boosting on the same rows (300 "

@@ -18,11 +18,14 @@ with every tree padded to ``L − 1`` interior nodes and ``L`` leaves:
 * F(x) = baseline + Σ_t Σ_l w[t, l] · [(c Cₜ)[l] ≥ D[t, l]].
 
 Padded nodes have zero rows in C, padded leaves weight 0 and an all-zero column in C, whose count
-0 ≥ D = 0 would reach it: harmless, as its weight is 0. C depends on a tree's shape only, and
-boosted trees of 8 leaves come in few shapes, so each shape is stored once (int8) and gathered per
-tree; D is computed from C. Stored per tree: the feature index of each node (int8), its split
-(float32, as the model compares) and the leaf weights (float32; float16 below fp32 precision):
-about 70 bytes per 8-leaf tree, against about 170 for the opset-5 ``TreeEnsemble``. The gate is
+0 ≥ D = 0 would reach it: harmless, as its weight is 0. C is not stored: with the leaves numbered
+depth first, true subtree first, the leaves below a node's true child are one run [a, m) and those
+below its false child the next, [m, b), so C[t, i, l] = [l ≥ a] − 2 [l ≥ m] + [l ≥ b] from three
+int8 numbers per node, and D is computed from C (boosted trees of 8 leaves take a hundred or more
+shapes, so a table per shape, 56 bytes each, would cost more). Stored per tree: those runs, the
+feature index of each node (int8), its split (float32, as the model compares) and the leaf weights
+(float32; float16 below fp32 precision): 72 bytes per 8-leaf tree at int8, against about 170 for
+the opset-5 ``TreeEnsemble``. The gate is
 :func:`~stairsense.export._compact.add_rbf_kernel`'s kernel row over the landmarks (int8 by
 default), its maximum less τ; the score is min(F(x) − threshold, gate), STAIR where it is > 0,
 the estimator's rule.
@@ -47,10 +50,15 @@ def _smallest_int(values: np.ndarray) -> np.ndarray:
 def tree_tensors(trees) -> dict:
     """The padded GEMM tensors of a fitted ``GatedTreesClassifier`` (see the module docstring).
 
+    Leaves are numbered depth first, a node's true subtree before its false one, so the leaves
+    below each node's true child are one run of numbers and those below its false child the next.
+
     Returns
     -------
     dict with ``feature`` (T, L−1) int, ``split`` (T, L−1) float32, ``paths`` C (T, L−1, L) int8,
-    ``depth`` D (T, L) int (padded leaves 0) and ``weight`` (T, L) float32 (padded leaves 0).
+    ``ranges`` (T, L−1, 3) int (each node's first leaf, first leaf below its false child and one
+    past its last leaf; L, L, L for a padded node), ``depth`` D (T, L) int (padded leaves 0) and
+    ``weight`` (T, L) float32 (padded leaves 0).
     """
     trees.check_trees()  # the traversal below would loop on a corrupt file's cycle
     n_trees, n_leaves = trees.tree_roots_.size, int(trees.max_leaves)
@@ -60,25 +68,31 @@ def tree_tensors(trees) -> dict:
     depth = np.zeros((n_trees, n_leaves), np.int64)
     weight = np.zeros((n_trees, n_leaves), np.float32)
     for t, root in enumerate(trees.tree_roots_):
-        slots: dict[int, int] = {}  # interior node → its slot in the tree
-        stack = [(int(root), [])]  # (node, [(slot, +1 true / −1 false), ...] of its ancestors)
-        n_leaf = 0
+        stack = [(int(root), False, [])]  # (node, is a leaf, [(slot, +1 true / −1 false), ...] of its ancestors)
+        n_slot = n_leaf = 0
         while stack:
-            node, above = stack.pop()
-            slot = slots.setdefault(node, len(slots))
-            feature[t, slot], split[t, slot] = trees.node_feature_[node], trees.node_split_[node]
-            for child, is_leaf, sign in ((trees.node_true_[node], trees.node_true_leaf_[node], 1),
-                                         (trees.node_false_[node], trees.node_false_leaf_[node], -1)):
-                path = above + [(slot, sign)]
-                if not is_leaf:
-                    stack.append((int(child), path))
-                    continue
-                for s, direction in path:
+            node, is_leaf, above = stack.pop()
+            if (n_leaf if is_leaf else n_slot + 1) >= n_leaves:  # a crafted file may share nodes between trees
+                raise ValueError(f"a tree of the model has more than its max_leaves = {n_leaves} leaves: the model is "
+                                 "corrupt; retrain it")
+            if is_leaf:
+                for s, direction in above:
                     paths[t, s, n_leaf] = direction
-                depth[t, n_leaf] = sum(direction > 0 for _, direction in path)
-                weight[t, n_leaf] = trees.leaf_value_[child]
+                depth[t, n_leaf] = sum(direction > 0 for _, direction in above)
+                weight[t, n_leaf] = trees.leaf_value_[node]
                 n_leaf += 1
-    return {"feature": feature, "split": split, "paths": paths, "depth": depth, "weight": weight}
+                continue
+            feature[t, n_slot], split[t, n_slot] = trees.node_feature_[node], trees.node_split_[node]
+            # pushed false first, so the true subtree is numbered first
+            stack.append((int(trees.node_false_[node]), bool(trees.node_false_leaf_[node]), above + [(n_slot, -1)]))
+            stack.append((int(trees.node_true_[node]), bool(trees.node_true_leaf_[node]), above + [(n_slot, 1)]))
+            n_slot += 1
+    used = paths != 0
+    first = np.where(used.any(axis=2), used.argmax(axis=2), n_leaves)
+    last = np.where(used.any(axis=2), n_leaves - used[..., ::-1].argmax(axis=2), n_leaves)
+    middle = np.where(used.any(axis=2), (paths < 0).argmax(axis=2), n_leaves)
+    return {"feature": feature, "split": split, "paths": paths, "ranges": np.stack([first, middle, last], axis=-1),
+            "depth": depth, "weight": weight}
 
 
 def add_tree_decision(g: GraphBuilder, x: str, trees, precision: str):
@@ -92,13 +106,15 @@ def add_tree_decision(g: GraphBuilder, x: str, trees, precision: str):
     if trees.tree_roots_.size:
         t = tree_tensors(trees)
         n_trees, n_leaves = t["weight"].shape
-        # Trees of one shape share C and D: store each shape once and gather it per tree
-        # (ONNX Runtime folds the gather of constants when it loads the model).
-        shapes, shape_of = np.unique(t["paths"].reshape(n_trees, -1), axis=0, return_inverse=True)
-        paths = g.op("Gather", g.op("Cast", g.const(shapes.reshape(-1, n_leaves - 1, n_leaves), "tree_shapes"),
-                                    to=onnx.TensorProto.FLOAT),
-                     g.op("Cast", g.const(_smallest_int(shape_of.ravel()), "tree_shape_of"), to=onnx.TensorProto.INT64),
-                     axis=0)
+        # C from each node's leaf runs (3 small integers, where a table per tree would take L − 1
+        # times L): C[i, l] = [l ≥ first] − 2 [l ≥ middle] + [l ≥ last], +1 on the true run, −1 on
+        # the false one, 0 elsewhere. ONNX Runtime folds these constant nodes when it loads the model.
+        ranges = g.op("Cast", g.const(_smallest_int(np.moveaxis(t["ranges"], -1, 0)[..., None]), "tree_ranges"),
+                      to=onnx.TensorProto.FLOAT)  # (3, T, L − 1, 1)
+        at_or_after = g.op("Cast", g.op("GreaterOrEqual", g.const(np.arange(n_leaves, dtype=np.float32)), ranges),
+                           to=onnx.TensorProto.FLOAT)
+        paths = g.op("ReduceSum", g.op("Mul", at_or_after, g.const(np.array([1, -2, 1], np.float32).reshape(3, 1, 1, 1))),
+                     g.const(np.array([0], np.int64)), keepdims=0)
         depth = g.op("ReduceSum", g.op("Max", paths, g.const(np.float32(0.0))), g.const(np.array([1], np.int64)),
                      keepdims=0)  # D: each leaf's true-child ancestors, the +1 entries of its column of C
         indices = g.op("Cast", g.const(_smallest_int(t["feature"].ravel()), "tree_features"), to=onnx.TensorProto.INT64)

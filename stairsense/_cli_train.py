@@ -9,7 +9,7 @@ from ._cli_common import (DATA_HELP, add_config_args, add_read_args, check_files
 from ._cli_types import gamma_arg, landmarks_arg, positive, support_quantile_arg, unit_interval
 
 # The shipped recipe is the one definition of every default below (a light import: no NumPy for --help).
-from stairsense.models import HEADS, TRAIN_DEFAULTS
+from stairsense.models import HEADS, TRAIN_DEFAULTS, TREES_HEAD
 
 
 def cmd_train(args) -> int:
@@ -71,8 +71,9 @@ def add_parser(subparsers) -> None:
                    help="the gate's edge, in (0, 1]: below 1 it gates only windows farther out than the training "
                         "stair windows' own edge, which new people's stairs also cross (default %(default)s)")
     p.add_argument("--head", choices=HEADS, default=TRAIN_DEFAULTS.head,
-                   help="the classifier on EasyMKL's features: komd (RBF KOMD, the thesis's), trees (100 boosted "
-                        "trees of 8 leaves behind a support gate of 128 stair landmarks; --lam and --landmarks are "
+                   help="the classifier on EasyMKL's features: komd (RBF KOMD, the thesis's), trees ("
+                        f"{TREES_HEAD['n_trees']} boosted trees of {TREES_HEAD['max_leaves']} leaves behind a support "
+                        f"gate of {TREES_HEAD['n_landmarks']} stair landmarks; --lam and --landmarks are "
                         "KOMD's and unused), or auto: trees with --barometer, where they measured better, komd "
                         "without (see stairsense.models.TrainRecipe; default %(default)s)")
     p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=TRAIN_DEFAULTS.invariant,

@@ -36,6 +36,10 @@ def test_train_export_and_replay_a_trees_head(tmp_path, capsys):
     assert main(["export", "--inspect", str(onnx_file), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["metadata"]["head"] == "trees" and info["model"] == "with barometer"
+    # the selector's required columns (the height features, last) recorded in a line, not entry by entry
+    n_inputs = len(info["metadata"]["input_feature_names"])
+    assert info["metadata"]["training"]["params"]["select__required"] == (
+        f"mask of {n_inputs}, True at {list(range(n_inputs - 5, n_inputs))}")
     counts = []
     for path in (model, onnx_file):
         assert main(["replay", str(held_out), "--model", str(path), "--json"]) == 0

@@ -51,7 +51,10 @@ def test_gemm_tensors_reach_the_leaf_the_traversal_reaches(max_leaves):
     goes_true = (X_new.astype(np.float32)[:, t["feature"]] <= t["split"]).astype(np.float64)  # (N, T, L−1)
     counts = np.einsum("nti,til->ntl", goes_true, t["paths"].astype(np.float64))
     reached = counts >= t["depth"]
-    # the graph derives D from C (each leaf's +1 entries): the same numbers
+    # the graph builds C from each node's leaf runs and derives D from C (each leaf's +1 entries)
+    first, middle, last = np.moveaxis(t["ranges"], -1, 0)[..., None]
+    leaf = np.arange(max_leaves)
+    np.testing.assert_array_equal((leaf >= first).astype(int) - 2 * (leaf >= middle) + (leaf >= last), t["paths"])
     np.testing.assert_array_equal(np.maximum(t["paths"], 0).sum(axis=1), t["depth"])
     real = np.abs(t["paths"]).sum(axis=1) > 0  # padded leaves have an all-zero column (and weight 0)
     assert np.all((reached & real).sum(axis=2) == 1)  # exactly one real leaf per tree

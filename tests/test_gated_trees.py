@@ -99,3 +99,19 @@ def test_corrupt_trees_are_refused_not_looped(corrupt):
     for call in (lambda: clf.predict(X), lambda: tree_tensors(clf)):
         with pytest.raises(ValueError, match="no valid trees.*retrain"):
             call()
+
+
+def test_a_tree_larger_than_max_leaves_is_refused_by_the_export():
+    """Arrays can be valid node by node and still hold a tree with more leaves than ``max_leaves``
+    (a crafted file whose first tree's last leaf points at the next tree's root): the export's
+    padded tensors have no room for it, so it refuses the file rather than index past them."""
+    from stairsense.export._trees import tree_tensors
+
+    X, y = make_classification(300, n_features=4, random_state=10)
+    clf = GatedTreesClassifier(n_trees=5, max_leaves=4, support_quantile=None, random_state=0).fit(X, y)
+    first_tree_nodes = np.arange(clf.tree_roots_[0], clf.tree_roots_[1])
+    parent = first_tree_nodes[clf.node_false_leaf_[first_tree_nodes]][-1]
+    clf.node_false_leaf_[parent], clf.node_false_[parent] = False, clf.tree_roots_[1]
+    clf.check_trees()  # every index is in range and every child after its parent
+    with pytest.raises(ValueError, match="more than its max_leaves = 4 leaves.*retrain"):
+        tree_tensors(clf)

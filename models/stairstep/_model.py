@@ -377,10 +377,14 @@ def _extra_rows(name: str, rows, n_columns: int, n_windows: int, source: str):
 
 
 def _jsonable(value):
-    if isinstance(value, (np.integer, np.floating)):
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
         return value.item()
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, np.ndarray) and value.dtype == bool:
+        # a feature mask (the selector's required columns): its repr spells out every entry, some
+        # 1.3 KB of an exported file's metadata for 120 columns
+        return f"mask of {value.size}, True at {np.flatnonzero(value).tolist()}"
     return repr(value)
 
 
