@@ -71,6 +71,9 @@ SCORE_TOLERANCE = 1e-4
 #: fp16/int8 (and reduced-support) parity: least fraction of windows with the same STAIR decision.
 MIN_AGREEMENT = 0.995
 STAIR = 1
+#: Training sources an exported file lists (the model file keeps them all): the metadata counts
+#: against the file's size budget, and a trees head has no support set to prune to make room.
+MAX_EXPORTED_SOURCES = 8
 
 
 class ExportParityError(ValueError):
@@ -83,12 +86,15 @@ class ExportParityError(ValueError):
 
 @dataclass
 class ExportReport:
-    """What :func:`export_model` wrote and how well it matches the Python model (``to_dict`` is JSON)."""
+    """What :func:`export_model` wrote and how well it matches the Python model (``to_dict`` is JSON).
+
+    ``head`` is "komd" or "trees"; for a trees head the support vectors are its gate's landmarks."""
 
     path: str
     precision: str
     size_bytes: int
     n_features: int
+    head: str
     n_support_vectors: int
     n_support_vectors_trained: int
     parity: dict = field(default_factory=dict)
@@ -110,6 +116,15 @@ def _as_model(model_or_path) -> StairstepModel:
     )
 
 
+def _training_metadata(summary: dict) -> dict:
+    """The model's training summary as an exported file records it: every key, but at most
+    :data:`MAX_EXPORTED_SOURCES` of its sources, with ``n_sources`` counting them all."""
+    sources = list(summary.get("sources", []))
+    if len(sources) <= MAX_EXPORTED_SOURCES:
+        return summary
+    return {**summary, "sources": sources[:MAX_EXPORTED_SOURCES], "n_sources": len(sources)}
+
+
 def _unpack(model: StairstepModel):
     """(scaler, support mask, head) of a scale → select → KOMD (or gated trees) pipeline, or a clear refusal."""
     steps = [est for _, est in getattr(model.pipeline, "steps", [])]
@@ -120,12 +135,13 @@ def _unpack(model: StairstepModel):
             f"only the stair-step pipeline MinMaxScaler → selector → KOMDClassifier(rbf) or GatedTreesClassifier can "
             f"be exported, got {got}; build it with make_stairstep_pipeline or TrainRecipe"
         )
-    scaler, selector, komd = steps
+    scaler, selector, classifier = steps
     for est in steps:
         check_is_fitted(est)
-    if [int(c) for c in komd.classes_] != [0, STAIR]:
-        raise ValueError(f"the classifier must be trained on labels 0 = NO_STAIR, 1 = STAIR; got classes {komd.classes_}")
-    return scaler, np.flatnonzero(selector.get_support()), komd
+    if [int(c) for c in classifier.classes_] != [0, STAIR]:
+        raise ValueError("the classifier must be trained on labels 0 = NO_STAIR, 1 = STAIR; got classes "
+                         f"{classifier.classes_}")
+    return scaler, np.flatnonzero(selector.get_support()), classifier
 
 
 def _n_points(head) -> int:
@@ -160,7 +176,7 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     """
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    scaler, selected, komd = _unpack(model)
+    scaler, selected, classifier = _unpack(model)
     host = host_feature_columns(model.feature_names)
     if bool(host["height"]) != model.config.barometer:
         # The phone computes the height features exactly when the configuration reads the barometer.
@@ -194,11 +210,11 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
             parts.append(g.op("Gather", flat, g.const(in_block.astype(np.int64), f"{name}_columns"), axis=0))
         start += width
     features = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0, hint="features")
-    trees = isinstance(komd, GatedTreesClassifier)
+    trees = isinstance(classifier, GatedTreesClassifier)
     if trees and max_support_vectors is not None:
         raise ValueError("a trees head has no support set to reduce (its size is fixed by training); export it whole, "
                          "or retrain with fewer trees")
-    head = komd if trees else reduce_support(RBFHead.from_komd(komd), max_support_vectors)
+    head = classifier if trees else reduce_support(RBFHead.from_komd(classifier), max_support_vectors)
     # KOMD: the scaler's output is multiplied by √β here, folded into its constants (see add_rbf_decision);
     # the trees compare the scaled features themselves.
     root = 1.0 if trees else np.sqrt(head.gamma)
@@ -443,6 +459,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     X = model.window_rows(samples, offsets, **inputs)
     reference = model.decision_function(X)
     trees = isinstance(stored_head, GatedTreesClassifier)
+    head = "trees" if trees else "komd"
     n_stored, n_trained = _n_points(stored_head), _n_points(model.pipeline[-1])
     exact = precision == "fp32" and n_stored == n_trained and not trees
     scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets, inputs)
@@ -465,10 +482,10 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
         "config": model.config.to_dict(),
         "feature_names": [n for n, keep in zip(model.feature_names, selected) if keep],
         "input_feature_names": model.feature_names,
-        "training": model.summary,
+        "training": _training_metadata(model.summary),
         "version": package_version(),
         "precision": precision,
-        "head": "trees" if trees else "komd",
+        "head": head,
         "compaction": {"precision": precision, "support_vectors": n_stored, "trained_support_vectors": n_trained},
         "parity": parity,
     })
@@ -488,7 +505,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
                     )
     return ExportReport(
         path=str(out), precision=precision, size_bytes=out.stat().st_size, n_features=int(selected.sum()),
-        n_support_vectors=n_stored, n_support_vectors_trained=n_trained, parity=parity,
+        head=head, n_support_vectors=n_stored, n_support_vectors_trained=n_trained, parity=parity,
         ort_path=str(out.with_suffix(".ort")) if ort else None,
         ort_size_bytes=out.with_suffix(".ort").stat().st_size if ort else None,
     )

@@ -29,7 +29,7 @@ def cmd_export(args) -> int:
     check_files({"--out": args.out, "--out's ORT twin": Path(args.out).with_suffix(".ort") if args.ort else None},
                 {"MODEL": args.model, "--config": args.config, "--validation": args.validation})
     from stairsense.export import support_budget
-    from stairsense.models import GatedTreesClassifier, load_model
+    from stairsense.models import load_model
     from stairsense.pipeline import model_kind
 
     model = load_model(existing_file(args.model, "model file", MODEL_FIX))
@@ -59,11 +59,10 @@ def cmd_export(args) -> int:
                          "pass a smaller --max-support-vectors or a larger --max-kb")
     parity = report.parity
     kind = model_kind(model.config)
-    head = "trees" if isinstance(model.pipeline[-1], GatedTreesClassifier) else "komd"
-    points = "gate landmarks" if head == "trees" else "support vectors"
-    emit(args, {"model": kind, "head": head, **report.to_dict()},
+    points = "gate landmarks" if report.head == "trees" else "support vectors"
+    emit(args, {"model": kind, **report.to_dict()},
           f"wrote {report.path}: {report.size_bytes / 1024:.1f} KB, {report.precision}, {report.n_features} features, "
-          f"{head} head, {report.n_support_vectors}/{report.n_support_vectors_trained} {points}; parity {parity}"
+          f"{report.head} head, {report.n_support_vectors}/{report.n_support_vectors_trained} {points}; parity {parity}"
           + (f"\nwrote {report.ort_path}: {report.ort_size_bytes / 1024:.1f} KB (ORT format)" if report.ort_path else "")
           + f"\nmodel: {kind}" + (" (reads air pressure: the app registers the phone's pressure sensor; a "
                                    "phone without one needs an accelerometer-only model)" if model.config.barometer

@@ -286,6 +286,19 @@ def test_metadata_round_trip(model, exported):
     assert [o["name"] for o in info["outputs"]] == ["score", "stair"]
     assert info["operators"]["DequantizeLinear"] == 1
     assert inspect_model(exported["int8"].ort_path)["metadata"] == meta  # ORT format keeps it
+    assert meta["head"] == exported["int8"].head == "komd"
+
+
+def test_exported_metadata_lists_a_bounded_number_of_sources(model, windows, tmp_path):
+    """A model trained on many files keeps them all; its exported file, whose metadata counts
+    against the size budget, lists the first MAX_EXPORTED_SOURCES and counts the rest."""
+    from stairsense.export._export import MAX_EXPORTED_SOURCES
+
+    sources = [f"/data/recording_{i:03d}.csv.gz" for i in range(3 * MAX_EXPORTED_SOURCES)]
+    many = StairstepModel(model.pipeline, model.config, model.feature_names, {**model.summary, "sources": sources})
+    meta = inspect_model(export_model(many, tmp_path / "m.onnx", precision="int8", validation=windows).path)["metadata"]
+    assert meta["training"] == {**model.summary, "sources": sources[:MAX_EXPORTED_SOURCES], "n_sources": len(sources)}
+    assert many.summary["sources"] == sources  # the model itself is not changed
 
 
 def test_replay_configuration_mismatch_is_refused(exported):
