@@ -358,11 +358,7 @@ def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Win
                 people, test = draw(test_seed, n_test, keep_unlabelled=True)
                 decided = voted(decide, test)
                 scored, rides = test.y != AMBIGUOUS, touches(people, test, RIDES)
-                floors = None
-                if name in replayable:
-                    multi = [r["floors"] == r["truth"] for r in floor_counts([replayable[name]], people)
-                             if sum(r["truth"]) >= 2]
-                    floors = (sum(multi), len(multi))
+                floors = multi_floor_exact(floor_counts([replayable[name]], people)) if name in replayable else None
                 rows.append({"train": train_seed, "test": test_seed, "model": name,
                              "opening_stairs": opening, "walk_stairs": walk, "floors_exact": floors,
                              "ride_stairs": int(np.sum(decided[rides] == STAIR)),
@@ -383,12 +379,19 @@ def pct(x) -> str:
     return "—" if x is None else f"{100 * x:.2f} %"
 
 
+def multi_floor_exact(rows) -> tuple[int, int]:
+    """Of :func:`floor_counts`' walks of at least 2 floors on foot (up plus down): how many were
+    counted exactly, and how many there are (the target's ≥ 95 %)."""
+    multi = [r["floors"] == r["truth"] for r in rows if sum(r["truth"]) >= 2]
+    return sum(multi), len(multi)
+
+
 def floors_cell(rows) -> list:
     exact = [r["floors"] == r["truth"] for r in rows]
-    multi = [r["floors"] == r["truth"] for r in rows if sum(r["truth"]) >= 2]
+    exact_multi, n_multi = multi_floor_exact(rows)
     errors = np.array([abs(m - t) for r in rows for m, t in zip(r["metres"], r["truth_m"])])
     placements = sorted({r["placement"] for r in rows})
-    return [f"{sum(multi)} of {len(multi)} ({100 * sum(multi) / len(multi):.1f} %)",
+    return [f"{exact_multi} of {n_multi} ({100 * exact_multi / n_multi:.1f} %)",
             f"{sum(exact)} of {len(exact)}",
             ", ".join(f"{p} {sum(e for e, r in zip(exact, rows) if r['placement'] == p)}/"
                       f"{sum(r['placement'] == p for r in rows)}" for p in placements),

@@ -219,7 +219,7 @@ def _fold_models(config, X, y, feature_names, ks, n_landmarks=Protocol.n_landmar
     # the configuration chooses the head as train does: the trees for a barometer front end
     recipe = TRAIN_DEFAULTS.replace(config=config, n_landmarks=n_landmarks)
     template = recipe.replace(k=max(ks)).pipeline(feature_names)
-    (scale_name, scaler), (select_name, selector), (komd_name, komd) = template.steps
+    (scale_name, scaler), (select_name, selector), (head_name, head) = template.steps
     scaled = scaler.fit_transform(X, y)
     shared_ranking = not isinstance(selector, RestrictedSelector)
     if shared_ranking:
@@ -230,8 +230,8 @@ def _fold_models(config, X, y, feature_names, ks, n_landmarks=Protocol.n_landmar
             chosen = deepcopy(selector).set_params(k=k)
         else:
             chosen = pipeline.named_steps[select_name].fit(scaled, y)
-        fitted_komd = clone(komd).fit(chosen.transform(scaled), y)
-        pipeline.steps = [(scale_name, scaler), (select_name, chosen), (komd_name, fitted_komd)]
+        fitted_head = clone(head).fit(chosen.transform(scaled), y)
+        pipeline.steps = [(scale_name, scaler), (select_name, chosen), (head_name, fitted_head)]
         yield k, StairstepModel(pipeline, config, feature_names, {"n_windows": int(len(y))})
 
 
