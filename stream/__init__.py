@@ -43,8 +43,8 @@ __getattr__, __dir__ = _lazy_exports(__name__, {
     "._log": ("PRESSURE_RANGE_HPA", "STAIR_ACTIVITIES", "STANDARD_GRAVITY", "Activity", "SensorLog", "StepTruth"),
     "._orientation": ("MadgwickOrientation", "mizell_components", "quat_to_matrix", "rotate_by_quaternion"),
     "._resample": ("Resampler", "resample", "values_at"),
-    "._segment": ("SlidingWindower", "StepSegmenter", "Window", "WindowStatus", "WindowTable", "match_steps",
-                  "segment_steps", "sliding_windows"),
+    "._segment": ("SlidingWindower", "StepSegmenter", "ThresholdAmplitude", "Window", "WindowStatus", "WindowTable",
+                  "match_steps", "segment_steps", "sliding_windows"),
     "._standardize": ("Standardized", "Standardizer", "resolve_orientation", "standardize"),
 })
 
@@ -118,6 +118,7 @@ __all__ = [
     "WindowStatus",
     "WindowTable",
     "StepSegmenter",
+    "ThresholdAmplitude",
     "SlidingWindower",
     "segment_steps",
     "sliding_windows",

@@ -34,10 +34,12 @@ READ_ONLY_FIELDS = frozenset({"max_gap_s"})
 # reproduces what a record without them meant: models trained before the step context
 # saw the 79 Table 12.1 features only, so a missing ``step_context`` is 0, not today's default;
 # its gap came with it at 1.5 s, pinned so a new default cannot change what old records mean;
-# models before the height features read no barometer, and decided every step alone.
+# models before the height features read no barometer, and decided every step alone; models before
+# adaptive thresholds took them in m/s².
 # PipelineConfig.from_record applies them; config *files* (partial settings) do not. The Java
 # core keeps the same table (android_stub PipelineConfig.RECORDED_BEFORE; tests compare them).
-_RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5, "barometer": False, "vote_steps": 1}
+_RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5, "barometer": False, "vote_steps": 1,
+                    "threshold_window_s": 0.0, "threshold_floor": 1.0}
 
 
 @dataclass(frozen=True)
@@ -66,9 +68,20 @@ class PipelineConfig:
     segmentation : {"pattern", "sliding"}
         Data-dependent step windows (§3.5) or the time-based sliding-window baseline.
     peak_threshold, valley_threshold : float
-        τ_peak and τ_valley of the pattern state machine, m/s² on the vertical axis.
+        τ_peak and τ_valley of the pattern state machine, m/s² on the vertical axis (or multiples
+        of the recent amplitude, see ``threshold_window_s``).
     hysteresis : float
-        Half-width of the Schmitt band around zero used to find upward crossings, m/s².
+        Half-width of the Schmitt band around zero used to find upward crossings, m/s² (or a
+        multiple of the recent amplitude).
+    threshold_window_s : float ≥ 0
+        0 (default): the three thresholds above are absolute, in m/s², as in the thesis. > 0: they
+        are multiples of the recent amplitude, the root mean square of z over the last
+        ``threshold_window_s`` seconds (this sample included) but at least ``threshold_floor``, so
+        one setting holds for a phone in a swinging hand and one in a bag (spec §3.5 leaves the
+        thresholds to the implementer; benchmarks/results/step_detection.md measures both forms).
+    threshold_floor : float > 0
+        The amplitude, m/s², below which adaptive thresholds stop shrinking, so a still phone's noise
+        is never a step; also the amplitude used until the first ``threshold_window_s`` has passed.
     min_step_s, max_step_s : float
         The duration filter: windows outside [min, max] are rejected without classification.
     window_ms, window_overlap : float
@@ -124,6 +137,8 @@ class PipelineConfig:
     step_context_gap_s: float = 1.5
     barometer: bool = False
     vote_steps: int = 3
+    threshold_window_s: float = 0.0
+    threshold_floor: float = 1.0
 
     def __post_init__(self):
         choices = {"smoothing": get_args(Smoothing), "orientation": ORIENTATIONS,
@@ -132,7 +147,7 @@ class PipelineConfig:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"PipelineConfig.{name} must be one of {allowed}, got {getattr(self, name)!r}")
         positive = ("smooth_ms", "gravity_ms", "min_step_s", "max_step_s", "window_ms", "max_gap_s",
-                    "step_context_gap_s")
+                    "step_context_gap_s", "threshold_floor")
         for name in positive:
             if not getattr(self, name) > 0:
                 raise ValueError(f"PipelineConfig.{name} must be > 0, got {getattr(self, name)!r}")
@@ -144,8 +159,8 @@ class PipelineConfig:
             )
         if not 0 <= self.window_overlap < 1:
             raise ValueError(f"PipelineConfig.window_overlap must be in [0, 1), got {self.window_overlap!r}")
-        for name in ("peak_threshold", "valley_threshold", "hysteresis"):
-            if getattr(self, name) < 0:
+        for name in ("peak_threshold", "valley_threshold", "hysteresis", "threshold_window_s"):
+            if not getattr(self, name) >= 0:  # NaN too
                 raise ValueError(f"PipelineConfig.{name} must be >= 0, got {getattr(self, name)!r}")
         # bool is an int; 5.0 from a JSON file is not (the field is a count of steps)
         if isinstance(self.step_context, bool) or not isinstance(self.step_context, int) or self.step_context < 0:

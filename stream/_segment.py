@@ -20,17 +20,25 @@ The batch form finds the same windows without a loop over samples or segments: s
 a window iff it has a valley and the last segment with a peak up to k comes after the last segment
 with a valley before k (induction on the state machine; see ``segment_steps``).
 
+With ``threshold_window_s`` > 0 the three thresholds are multiples of the recent amplitude
+A = max(RMS of z over the last ``threshold_window_s`` s, ``threshold_floor``): the state machine
+above runs unchanged on z / A. A fixed threshold in m/s² that suits a waist or hand phone misses the
+damped steps of a back pocket or bag and double-counts a swinging arm's; scaled by A, one setting
+serves every placement (benchmarks/results/step_detection.md).
+
 Sliding windows (the energy baseline) are ``window_ms`` long every ``window_ms·(1−overlap)``,
 aligned on the first sample; every one is kept (no duration filter applies).
 """
 from __future__ import annotations
 
 import enum
+import math
 from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._buffer_mean import CausalBufferMean
 from ._config import PipelineConfig
 
 __all__ = [
@@ -38,6 +46,7 @@ __all__ = [
     "Window",
     "WindowTable",
     "StepSegmenter",
+    "ThresholdAmplitude",
     "SlidingWindower",
     "segment_steps",
     "sliding_windows",
@@ -162,6 +171,35 @@ def _pair_peaks_with_valleys(peak, valley):
     return opens, closes, peaks
 
 
+class ThresholdAmplitude:
+    """The amplitude A that adaptive thresholds are multiples of, per sample or per block.
+
+    A = max(RMS of z over the last ``threshold_window_s`` seconds, this sample included,
+    ``threshold_floor``), and the floor until the first window has passed. The pattern segmenter
+    with adaptive thresholds is the one with absolute thresholds run on z / A.
+    """
+
+    def __init__(self, config: PipelineConfig):
+        self.floor = config.threshold_floor
+        # The mean of z² over the window, the current sample included (the gravity buffer's convention).
+        self._power = CausalBufferMean(span_ns=int(round(config.threshold_window_s * 1e9)), include_current=True)
+
+    def reset(self):
+        self._power.reset()
+
+    def push(self, t_ns, z) -> float:
+        mean = self._power.push(t_ns, z * z, 0.0, 0.0)
+        return self.floor if mean is None else max(math.sqrt(mean[0]), self.floor)
+
+    def process(self, t_ns, z) -> np.ndarray:
+        """A for a block, as ``push`` sample by sample (to rounding); the buffer carries over."""
+        z = np.asarray(z, dtype=np.float64)
+        first, means = self._power.process(t_ns, np.c_[z * z, np.zeros((z.size, 2))])
+        amplitude = np.full(z.size, self.floor)
+        np.maximum(np.sqrt(means[:, 0]), amplitude[first:], out=amplitude[first:])
+        return amplitude
+
+
 class StepSegmenter:
     """Per-sample form of :func:`segment_steps`.
 
@@ -172,9 +210,12 @@ class StepSegmenter:
     def __init__(self, config: PipelineConfig):
         _check_thresholds(config)
         self.config = config
+        self._amplitude = ThresholdAmplitude(config) if config.threshold_window_s > 0 else None
         self.reset()
 
     def reset(self):
+        if self._amplitude is not None:
+            self._amplitude.reset()
         self._i = 0
         self._state = 0
         self._seg_start = None  # (index, t) of the current segment's upward crossing
@@ -183,6 +224,8 @@ class StepSegmenter:
 
     def push(self, t_ns, z):
         cfg = self.config
+        if self._amplitude is not None:
+            z = z / self._amplitude.push(t_ns, z)
         i = self._i
         self._i += 1
         state = self._state
@@ -218,6 +261,8 @@ class StepSegmenter:
         n = z.size
         if n == 0:
             return WindowTable.from_windows([])
+        if self._amplitude is not None:
+            z = z / self._amplitude.process(t_ns, z)
         i0 = self._i
         state, up = self._schmitt(z)
         peak, valley, seg_start, seg_end = self._segments(t_ns, z, up, i0)

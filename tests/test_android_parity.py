@@ -130,6 +130,8 @@ def assert_parity(got: javacore.JavaRun, expected):
     (3, 20.0, PipelineConfig(orientation="mizell", smoothing="none")),
     (4, 50.0, PipelineConfig(orientation="linear", rate_hz=20, smoothing="count")),
     (5, 200.0, PipelineConfig(orientation="vertical", peak_threshold=1.0, valley_threshold=0.8)),
+    (6, 100.0, PipelineConfig(orientation="vertical", threshold_window_s=2.0, peak_threshold=0.3,  # adaptive
+                              valley_threshold=0.3, hysteresis=0.3)),
 ])
 def test_simulated_logs(java, tmp_path, seed, rate, config):
     log = simulate(minutes=2, rate_hz=rate, seed=seed)  # > 4096 samples: the running sums are re-added
@@ -154,14 +156,19 @@ def test_uci_hapt_recording(java, tmp_path, data_dir):
 
 
 @pytest.mark.realdata
-def test_oxford_recording(java, tmp_path, data_dir):
+@pytest.mark.parametrize("config", [
+    PipelineConfig(orientation="vertical"),
+    PipelineConfig(orientation="vertical", threshold_window_s=2.0, threshold_floor=0.5, peak_threshold=0.3,
+                   valley_threshold=0.3, hysteresis=0.3),
+], ids=["absolute", "adaptive"])
+def test_oxford_recording(java, tmp_path, data_dir, config):
     from stairsense.stream import load_oxford, oxford_recordings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # folders without an accelerometer file are named in a warning
         log = load_oxford(oxford_recordings(data_dir)[0])  # irregular ~100-400 Hz timing, with gaps
     log = log.slice(0, min(len(log), 20000))
-    got, expected = run_both(java, tmp_path, log, PipelineConfig(orientation="vertical"))
+    got, expected = run_both(java, tmp_path, log, config)
     assert sum(w[-1] == "KEPT" for w in expected[1]) > 10
     assert_parity(got, expected)
 

@@ -156,6 +156,8 @@ CONFIGS = [
     PipelineConfig(orientation="linear"),
     PipelineConfig(orientation="mizell"),
     PipelineConfig(orientation="vertical", peak_threshold=0.2, valley_threshold=1.0, hysteresis=0.2),
+    PipelineConfig(orientation="vertical", threshold_window_s=0.7, threshold_floor=0.05, peak_threshold=0.3,
+                   valley_threshold=0.5, hysteresis=0.2),
 ]
 
 
@@ -233,6 +235,41 @@ def test_peak_without_valley_extends_window_and_small_wiggles_are_not_steps():
     pusher = StepSegmenter(cfg)
     pushed = [w for i in range(z.size) if (w := pusher.push(int(t[i]), z[i])) is not None]
     _assert_same_windows(WindowTable.from_windows(pushed), windows)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 400), window_s=st.sampled_from([0.2, 1.0, 3.0]),
+       floor=st.sampled_from([0.01, 0.5, 2.0]))
+def test_adaptive_thresholds_are_absolute_ones_on_z_over_its_amplitude(seed, n, window_s, floor):
+    """Oracle: A from a brute-force RMS (floor until the first window has passed), then the
+    absolute-threshold segmenter on z / A; push and batch agree with it."""
+    rng = np.random.default_rng(seed)
+    t = _times(rng, n)
+    z = rng.normal(0, 1, n) * np.exp(rng.normal(0, 1))  # some amplitude between e^-2 and e^2
+    config = PipelineConfig(threshold_window_s=window_s, threshold_floor=floor, peak_threshold=0.5,
+                            valley_threshold=0.4, hysteresis=0.2)
+    power = _brute_buffer_mean(t, (z * z)[:, None], int(window_s * 1e9), None, include_current=True)[:, 0]
+    amplitude = np.full(n, floor)
+    amplitude[n - power.size:] = np.maximum(np.sqrt(power), floor)
+    expected = segment_steps(t, z / amplitude, config.replace(threshold_window_s=0.0))
+    _assert_same_windows(segment_steps(t, z, config), expected)
+    pusher = StepSegmenter(config)
+    pushed = [w for i in range(n) if (w := pusher.push(int(t[i]), float(z[i]))) is not None]
+    _assert_same_windows(WindowTable.from_windows(pushed), expected)
+
+
+def test_adaptive_thresholds_count_weak_and_strong_steps_alike():
+    """The point of adaptive thresholds: a step pattern ten times weaker (a bag, a back pocket)
+    gives the same windows after the first amplitude window, where absolute ones lose it."""
+    t = (np.arange(1500) * 20_000_000).astype(np.int64)
+    z = 2.0 * np.sin(2 * np.pi * 1.8 * t / 1e9 - 0.3)
+    adaptive = PipelineConfig(threshold_window_s=2.0, threshold_floor=0.05, peak_threshold=0.5,
+                              valley_threshold=0.5, hysteresis=0.3)
+    strong, weak = segment_steps(t, z, adaptive), segment_steps(t, z / 10, adaptive)
+    late = strong.t_start_ns > 2e9
+    _assert_same_windows(weak.select(weak.t_start_ns > 2e9), strong.select(late))
+    assert late.sum() >= 45
+    assert len(segment_steps(t, z / 10, PipelineConfig())) == 0  # 0.2 m/s² never crosses τ = 0.5
 
 
 def test_sliding_windows_count_and_overlap():

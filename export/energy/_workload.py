@@ -263,7 +263,7 @@ def _windower_key(config: PipelineConfig) -> tuple:
     """What the configured windower's windows depend on."""
     if config.segmentation == "pattern":
         return ("pattern", config.peak_threshold, config.valley_threshold, config.hysteresis, config.min_step_s,
-                config.max_step_s)
+                config.max_step_s, config.threshold_window_s, config.threshold_floor)
     return ("sliding", config.window_ms, config.window_overlap)
 
 

@@ -25,7 +25,7 @@ public final class PipelineConfig {
             "rate_hz", "smoothing", "smooth_ms", "gravity_ms", "orientation", "segmentation",
             "peak_threshold", "valley_threshold", "hysteresis", "min_step_s", "max_step_s",
             "window_ms", "window_overlap", "max_gap_s", "step_context", "step_context_gap_s", "barometer",
-            "vote_steps");
+            "vote_steps", "threshold_window_s", "threshold_floor");
 
     /**
      * Keys added after configurations were first recorded in model files, with the value that
@@ -33,10 +33,10 @@ public final class PipelineConfig {
      * {@code PipelineConfig.from_record}; tests/test_android_parity.py compares the two):
      * a model exported before the step context took the 79 Table 12.1 features only, and one
      * exported before the height features read no barometer, and one exported before the
-     * step vote decided every step alone.
+     * step vote decided every step alone, and one exported before adaptive thresholds took them in m/s².
      */
     static final Map<String, Object> RECORDED_BEFORE = Map.of("step_context", 0.0, "step_context_gap_s", 1.5,
-            "barometer", false, "vote_steps", 1.0);
+            "barometer", false, "vote_steps", 1.0, "threshold_window_s", 0.0, "threshold_floor", 1.0);
 
     /** Orientation methods the Java core implements ({@code ahrs} needs the Madgwick filter, which it does not have). */
     static final List<String> ORIENTATIONS = Arrays.asList("auto", "rotvec", "vertical", "linear", "mizell");
@@ -68,6 +68,13 @@ public final class PipelineConfig {
      * odd, 1 = every window decided alone).
      */
     public final int voteSteps;
+    /**
+     * Seconds of z whose RMS scales the three step thresholds ({@link StepSegmenter}); 0 = absolute
+     * thresholds in m/s².
+     */
+    public final double thresholdWindowS;
+    /** The smallest amplitude (m/s²) adaptive thresholds are scaled by. */
+    public final double thresholdFloor;
 
     private PipelineConfig(Map<String, Object> recorded) {
         Map<String, Object> values = new java.util.HashMap<>(RECORDED_BEFORE);
@@ -127,6 +134,8 @@ public final class PipelineConfig {
                     + "(1 = decide every step alone), got " + vote);
         }
         voteSteps = (int) vote;
+        thresholdWindowS = nonNegative(values, "threshold_window_s");
+        thresholdFloor = positive(values, "threshold_floor");
         if (rate != null && !(rateHz > 0)) {
             throw new ModelConfigException("rate_hz must be > 0 or null, got " + rateHz);
         }

@@ -13,10 +13,15 @@ package org.stairsense.core;
  * <li>The duration filter keeps windows with {@code min_step_s <= t_end - t_start <= max_step_s}
  *     and at least two samples; the others are returned with their reason, never classified.</li>
  * </ol>
+ *
+ * <p>With {@code threshold_window_s > 0} the thresholds are multiples of the amplitude
+ * A = max(RMS of z over the last window, {@code threshold_floor}), the floor until the first window
+ * has passed: the machine runs on z / A.
  */
 public final class StepSegmenter {
     private final PipelineConfig config;
     private final Window window = new Window();
+    private final BufferMean power;  // mean of z² over the threshold window, or null for absolute thresholds
 
     private long i;
     private int state;
@@ -30,10 +35,15 @@ public final class StepSegmenter {
 
     public StepSegmenter(PipelineConfig config) {
         this.config = config;
+        // Python: int(round(threshold_window_s * 1e9)), round half to even.
+        power = config.thresholdWindowS > 0 ? BufferMean.ofSpan((long) Math.rint(config.thresholdWindowS * 1e9), true) : null;
         reset();
     }
 
     public void reset() {
+        if (power != null) {
+            power.reset();
+        }
         i = 0;
         state = 0;
         inSegment = false;
@@ -47,6 +57,10 @@ public final class StepSegmenter {
      * @return the window that closes at this sample (a reused object), or null
      */
     public Window push(long tNs, double z) {
+        if (power != null) {
+            double floor = config.thresholdFloor;
+            z /= power.push(tNs, z * z, 0.0, 0.0) ? Math.max(Math.sqrt(power.meanX), floor) : floor;
+        }
         long index = i;
         i++;
         int next = state;
