@@ -91,3 +91,23 @@ def test_foot_strikes_open_their_windows(detected, name):
         f"< {MAX_STEP_PHASE} (windows open at the upward crossing before the heel-strike peak); "
         "is the vertical axis inverted?"
     )
+
+
+# The README's step-counting configuration: thresholds × the recent amplitude (bench_step_detection's
+# best adaptive setting at 200 ms, native rate), and recordings where the default absolute
+# thresholds are more than 10 % off (a back pocket, a hand-held Samsung and Nexus).
+ADAPTIVE = RECOMMENDED.replace(threshold_window_s=4.0, threshold_floor=1.0, peak_threshold=0.3, valley_threshold=0.3,
+                               hysteresis=0.3)
+HARD_FOR_THE_DEFAULTS = ["Samsung_Dario_Hard_Backpocket_2", "Samsung_Jamie_Hard_InHand_1", "Nexus_Jamie_Hard_InHand_1"]
+
+
+@pytest.mark.parametrize("name", HARD_FOR_THE_DEFAULTS)
+def test_adaptive_thresholds_count_where_absolute_defaults_miss(data_dir, name):
+    log = load_oxford(data_dir / "oxford-stepcounter" / "optimisation" / "data" / name)
+    truth = len(log.steps)
+    default = int(front_end(log, PipelineConfig(orientation="vertical")).windows.kept.sum())
+    adaptive = int(front_end(log, ADAPTIVE).windows.kept.sum())
+    assert abs(default - truth) / truth > 0.10, f"{name}: the defaults count {default} of {truth}: pick a harder case"
+    assert abs(adaptive - truth) / truth < MAX_COUNT_ERROR, (
+        f"{name}: adaptive thresholds kept {adaptive} windows for {truth} foot-switch steps; "
+        "rerun benchmarks/bench_step_detection.py to see what changed")
