@@ -206,10 +206,15 @@ def describe(config: PipelineConfig) -> str:
     return f"{describe_thresholds(config)}, smoothing={describe_front_end(config)}"
 
 
-def describe_front_end(config: PipelineConfig) -> str:
+def describe_front_end(config: PipelineConfig, separator: str = ", ") -> str:
     rate = "native" if config.rate_hz is None else f"{config.rate_hz:g} Hz"
     smoothing = f"time {config.smooth_ms:g} ms" if config.smoothing == "time" else config.smoothing
-    return f"{smoothing}, {rate}"
+    return f"{smoothing}{separator}{rate}"
+
+
+def same_front_end(counts: dict, config: PipelineConfig) -> dict:
+    """The grid's configurations with ``config``'s smoothing and rate."""
+    return {k: v for k, v in counts.items() if all(getattr(k, n) == getattr(config, n) for n in FRONT_END_FIELDS)}
 
 
 def describe_thresholds(config: PipelineConfig) -> str:
@@ -331,11 +336,10 @@ def summary_section(f: Findings, run_s: float, load_before) -> list[str]:
         key = smallest_median_key(counts, truth)
         out.append(f"| {name}, smallest median (in-sample) | {fmt(key)} | {stats_row(count_errors(counts[key], truth))} |")
     default = defaults_key()
-    same_front_end = {k: v for k, v in f.ours_counts.items()
-                      if all(getattr(k, n) == getattr(default, n) for n in FRONT_END_FIELDS)}
     subsets = (("absolute thresholds only", {k: v for k, v in f.ours_counts.items() if not adaptive(k)}),
                ("adaptive thresholds only", {k: v for k, v in f.ours_counts.items() if adaptive(k)}),
-               (f"default front end ({describe_front_end(default)}), thresholds tuned", same_front_end))
+               (f"default front end ({describe_front_end(default)}), thresholds tuned",
+                same_front_end(f.ours_counts, default)))
     for label, subset in subsets:
         best = best_key(subset, truth, np.ones(truth.size, dtype=bool))
         held_out, _ = leave_one_user_out(subset, truth, f.users)
@@ -400,11 +404,9 @@ def variants_section(f: Findings) -> list[str]:
     ]
     everyone = np.ones(len(f.truth), dtype=bool)
     for (smoothing, smooth_ms), rate in itertools.product(SMOOTHINGS, RATES):
-        subset = {k: v for k, v in f.ours_counts.items()
-                  if (k.smoothing, k.smooth_ms, k.rate_hz) == (smoothing, smooth_ms, rate)}
+        subset = same_front_end(f.ours_counts, vertical_config(smoothing=smoothing, smooth_ms=smooth_ms, rate_hz=rate))
         key = best_key(subset, f.truth, everyone)
-        label = f"time {smooth_ms:g} ms" if smoothing == "time" else smoothing
-        out.append(f"| {label} | {'native' if rate is None else f'{rate:g} Hz'} | {describe_thresholds(key)} | "
+        out.append(f"| {describe_front_end(key, ' | ')} | {describe_thresholds(key)} | "
                    f"{stats_row(count_errors(subset[key], f.truth))} |")
     return out
 

@@ -39,13 +39,16 @@ MAX_COUNT_ERROR = 0.05
 MAX_STEP_PHASE = 0.35
 
 
+def oxford_log(data_dir, name):
+    return load_oxford(data_dir / "oxford-stepcounter" / "optimisation" / "data" / name)
+
+
 @pytest.fixture(scope="module")
 def detected(data_dir):
     """Per recording: the log and the kept windows of the recommended front end."""
-    root = data_dir / "oxford-stepcounter" / "optimisation" / "data"
     out = {}
     for name in RECORDINGS:
-        log = load_oxford(root / name)
+        log = oxford_log(data_dir, name)
         windows = front_end(log, RECOMMENDED).windows
         out[name] = (log, windows.select(windows.kept))
     return out
@@ -103,7 +106,7 @@ HARD_FOR_THE_DEFAULTS = ["Samsung_Dario_Hard_Backpocket_2", "Samsung_Jamie_Hard_
 
 @pytest.mark.parametrize("name", HARD_FOR_THE_DEFAULTS)
 def test_adaptive_thresholds_count_where_absolute_defaults_miss(data_dir, name):
-    log = load_oxford(data_dir / "oxford-stepcounter" / "optimisation" / "data" / name)
+    log = oxford_log(data_dir, name)
     truth = len(log.steps)
     default = int(front_end(log, PipelineConfig(orientation="vertical")).windows.kept.sum())
     adaptive = int(front_end(log, ADAPTIVE).windows.kept.sum())
