@@ -95,13 +95,6 @@ def ipin_logs() -> list:
     return [load_ipin(path) for path in sorted(data_dir("ipin-hand-baro").glob("IPIN2023_T3_*.txt*"))]
 
 
-def ipin_calls(decide, ipin: Windows, config) -> tuple[int, int]:
-    """Stair steps that ``decide`` (X → 1 = STAIR per window), voted per log as ``replay`` votes,
-    calls in IPIN's calibration openings and in its walks between the way-points."""
-    return ipin_counts(vote_per_log(decide(ipin.ipin.X), ipin.ipin.log_index, ipin.ipin.t_start_ns,
-                                    ipin.ipin.t_end_ns, config), ipin)
-
-
 def ipin_counts(decided, ipin: Windows) -> tuple[int, int]:
     """Of IPIN's voted decisions (1 = STAIR): the stair steps in the calibration openings and in the walks."""
     stair = np.asarray(decided) == STAIR
