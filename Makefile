@@ -27,9 +27,10 @@ java-test:
 demo: $(STAMP)
 	$(VENV)/bin/stairsense demo
 
+# Rerun every results page older than the code it measures, with the command on its first line.
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[test,bench]'
-	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+	$(PY) benchmarks/stale.py --run
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-BENCHMARKS = REPO / "benchmarks"
-RESULTS = BENCHMARKS / "results"
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _provenance import git, is_fresh, measures, results_pages  # noqa: E402
+
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-PROVENANCE = re.compile(r'<!-- bench: commit=([0-9a-f]+|unknown)(\+dirty)? command="[^"]*" -->')
 
 
 def measured_rows() -> list[tuple[str, str, list[str]]]:
@@ -34,45 +34,6 @@ def measured_rows() -> list[tuple[str, str, list[str]]]:
             continue
         rows.append((cells[0], cells[1], re.findall(r"bench_\w+\.py", cells[-1])))
     return rows
-
-
-def measures(script: str) -> tuple[str, ...]:
-    """The repository paths a benchmark measures: its ``MEASURES`` tuple, and the script itself."""
-    source = (BENCHMARKS / script).read_text()
-    match = re.search(r"^MEASURES\s*=\s*\(([^)]*)\)", source, re.M)
-    assert match, f"benchmarks/{script} declares no MEASURES = (...) tuple of the code it measures"
-    return (f"benchmarks/{script}", *re.findall(r"[\"']([^\"']+)[\"']", match.group(1)))
-
-
-def git(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
-
-
-def produced_at(page: Path) -> str | None:
-    """The commit a results page was produced at, or None when it is unknown or was dirty."""
-    match = PROVENANCE.search(page.read_text().split("\n", 1)[0])
-    if match:
-        return None if match.group(1) == "unknown" or match.group(2) else match.group(1)
-    return git("log", "-1", "--format=%H", "--", str(page.relative_to(REPO))).stdout.strip() or None
-
-
-def is_fresh(page: Path, paths: tuple[str, ...]) -> bool:
-    """Whether the code at ``paths`` is the same at HEAD as at the commit ``page`` was produced at.
-
-    Comparing the trees (not walking the history between them) is what "the figure measured this
-    code" means, and merges cannot confuse it.
-    """
-    commit = produced_at(page)
-    if commit is None:
-        return False
-    return git("diff", "--quiet", commit, "HEAD", "--", *paths).returncode == 0
-
-
-def results_pages(script: str) -> list[Path]:
-    """``bench_<topic>.py`` writes ``results/<topic>.md``, or one ``<topic>_<part>.md`` per part."""
-    topic = script.removeprefix("bench_").removesuffix(".py")
-    page = RESULTS / f"{topic}.md"
-    return [page] if page.exists() else sorted(RESULTS.glob(f"{topic}_*.md"))
 
 
 ROWS = measured_rows()
@@ -125,3 +86,34 @@ def test_a_stale_page_is_detected(tmp_path):
     # ":!" excludes a path a benchmark never runs (a log reader for a benchmark that reads no log file).
     page.write_text(f'<!-- bench: commit={first} command="python benchmarks/bench_x.py" -->\n')
     assert is_fresh(page, ("stream/", ":!stream/"))
+
+
+def test_stale_lists_each_stale_command_once_timed_last(monkeypatch, tmp_path):
+    """``benchmarks/stale.py`` reruns a stale page with the command on its first line, each command
+    once however many pages it wrote, and the timed benchmarks after the rest, energy after the
+    Java core whose page it reads."""
+    import stale
+
+    pages = {}
+    for script, names, command in [("bench_energy.py", ["energy.md"], "python benchmarks/bench_energy.py"),
+                                   ("bench_android_core.py", ["android_core.md"], "python benchmarks/bench_android_core.py --hours 24"),
+                                   ("bench_okl.py", ["okl_a.md", "okl_b.md"], "python benchmarks/bench_okl.py"),
+                                   ("bench_rls2.py", ["rls2.md"], None)]:
+        pages[script] = []
+        for name in names:
+            page = tmp_path / name
+            header = f'<!-- bench: commit=unknown command="{command}" -->' if command else "no header"
+            page.write_text(header + "\n")
+            pages[script].append(page)
+    monkeypatch.setattr(stale, "REPO", tmp_path)
+    monkeypatch.setattr(stale, "scripts", lambda: sorted(pages))
+    monkeypatch.setattr(stale, "results_pages", lambda script: pages[script])
+    monkeypatch.setattr(stale, "measures", lambda script: (f"benchmarks/{script}",))
+    monkeypatch.setattr(stale, "is_fresh", lambda page, paths: False)
+    assert stale.stale_commands() == [
+        ("bench_okl.py", "python benchmarks/bench_okl.py", ["okl_a.md", "okl_b.md"]),
+        ("bench_rls2.py", "python benchmarks/bench_rls2.py", ["rls2.md"]),
+        ("bench_android_core.py", "python benchmarks/bench_android_core.py --hours 24", ["android_core.md"]),
+        ("bench_energy.py", "python benchmarks/bench_energy.py", ["energy.md"])]
+    monkeypatch.setattr(stale, "is_fresh", lambda page, paths: page.name != "okl_b.md")
+    assert stale.stale_commands() == [("bench_okl.py", "python benchmarks/bench_okl.py", ["okl_b.md"])]
