@@ -88,7 +88,10 @@ def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (
     repair, units, max_gap_s
         How canonical logs are read (:func:`~stairsense.stream.read_log`). With ``"split-gaps"``
         every gap-free segment is a log of its own, keeping its file as the subject (so
-        leave-subjects-out never splits one recording across folds).
+        leave-subjects-out never splits one recording across folds). A dataset's recording, which
+        no repair option reaches, is always split at every gap longer than ``max_gap_s`` the same
+        way, each part keeping the recording's subject and path (MobiFall's files hold gaps of up
+        to 0.21 s: a front end smoothing over less would otherwise stop at them).
     reports : list, optional
         Receives the :class:`~stairsense.stream.ReadReport` of each canonical log read.
     require_labels : bool, default=True
@@ -108,16 +111,17 @@ def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (
     logs: list[SensorLog] = []
     for path in map(Path, paths):
         if _is_uci(path):
-            logs.extend(replace(log, meta={**log.meta, "path": str(path)}) for log in load_uci_hapt(path))
+            logs.extend(part for log in load_uci_hapt(path)
+                        for part in split_at_gaps(replace(log, meta={**log.meta, "path": str(path)}), max_gap_s))
             continue
         recordings = placement_recordings(path)
         if recordings:
-            logs.extend(load_placement_recording(p) for p in recordings)
+            logs.extend(part for p in recordings for part in split_at_gaps(load_placement_recording(p), max_gap_s))
             continue
         if path.is_dir():
             oxford = _oxford_walking(path)
             if oxford:
-                logs.extend(oxford)
+                logs.extend(part for log in oxford for part in split_at_gaps(log, max_gap_s))
                 continue
             raise ValueError(f"{path}: a folder but neither UCI HAPT RawData (no labels.txt), Oxford step-counter "
                              "recordings (no stepcounter.csv), nor MobiFall, WEDA-FALL, GeoTecINIT or IPIN 2023 "
@@ -144,6 +148,26 @@ def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (
     if not logs:
         raise ValueError("no input given: pass labelled log files or a UCI HAPT RawData folder")
     return logs
+
+
+def split_at_gaps(log: SensorLog, max_gap_s: float | None) -> list[SensorLog]:
+    """``log`` split at every time step longer than ``max_gap_s`` (None: never), as the
+    ``"split-gaps"`` repair splits a canonical log; each part keeps the meta and numbers its
+    ``segment`` from 0. A log without such a gap comes back as it is.
+
+    >>> t = np.array([0, 20, 40, 1000, 1020]) * 1_000_000
+    >>> parts = split_at_gaps(SensorLog(t, np.zeros((5, 3)), meta={"subject": "s1"}), 0.3)
+    >>> [len(p) for p in parts], [p.meta for p in parts]
+    ([3, 2], [{'subject': 's1', 'segment': 0}, {'subject': 's1', 'segment': 1}])
+    """
+    if max_gap_s is None or len(log) < 2:
+        return [log]
+    cuts = (np.flatnonzero(np.diff(log.t_ns) > max_gap_s * 1e9) + 1).tolist()
+    if not cuts:
+        return [log]
+    bounds = [0, *cuts, len(log)]
+    return [replace(log.slice(a, b), meta={**log.meta, "segment": i})
+            for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
 
 
 def prepare_logs(logs: Sequence[SensorLog], config: PipelineConfig, *, progress: bool = False) -> list[SensorLog]:
