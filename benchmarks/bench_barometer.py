@@ -286,13 +286,14 @@ def onset_decider(model, low: float):
 
 
 def onset_tradeoff(model, w: Windows, people) -> list[dict]:
-    """The held-out figures of the model as trained with each flight's onset added at each of
-    :data:`ONSET_THRESHOLDS`: what the barometer's lag at a flight's start costs in recall."""
+    """The held-out figures (and ``decided``, every window's decision) of the model as trained with
+    each flight's onset added at each of :data:`ONSET_THRESHOLDS`: what the barometer's lag at a
+    flight's start costs in recall."""
     scored, rides = w.test.y != AMBIGUOUS, touches(people, w.test, RIDES)
     rows = []
     for low in ONSET_THRESHOLDS:
         decided = onset_decider(model, low)(w.test)
-        rows.append({"low": low, "ride_stairs": int(np.sum(decided[rides] == STAIR)),
+        rows.append({"low": low, "decided": decided, "ride_stairs": int(np.sum(decided[rides] == STAIR)),
                      **stair_rates(decided[scored], w.test.y[scored], w.test.activity[scored])})
     return rows
 
@@ -513,7 +514,7 @@ def main(argv=None):
                     position = np.where(w.test.y == STAIR, flight_positions(test, w.test), -1)
                     by_position = {"as shipped": recall_by_position(results[variant, True]["decided"], position),
                                    f"with each flight's onset added at {ONSET_SPREAD:g}": recall_by_position(
-                                       onset_decider(models[0], ONSET_SPREAD)(w.test), position)}
+                                       next(o["decided"] for o in onsets if o["low"] == ONSET_SPREAD), position)}
             if variant == "simulated" and not barometer:
                 without_p = window_dataset([dataclasses.replace(log, pressure=None) for log in test], config,
                                            keep_unlabelled=True)
