@@ -366,21 +366,25 @@ def protocol_table(run: Run, ours: Table, peer: Table, keys) -> tuple[list[str],
 
 
 def trial_counts(run: Run, ours: Table, peer: Table, recordings: list[Recording]) -> dict:
-    """Per MobiFall stairs trial: stair steps (ours, each peer + the plain counter) and all steps."""
+    """Per MobiFall stairs trial (one file, however many parts its gaps split it into): stair steps
+    (ours, each peer + the plain counter, which reads the file whole) and all steps."""
     counter = PlainCounter()
     out = {"ours": [], "ours_steps": [], "plain_steps": [], ROWS_PEER: [], **{p: [] for p in PEERS}}
+    trials: dict[str, list[int]] = {}
     for g, r in enumerate(recordings):
-        if r.set != "mobifall" or r.code not in ("STU", "STN"):
-            continue
-        mine = (ours.log == g) & ~ours.calibration
+        if r.set == "mobifall" and r.code in ("STU", "STN"):
+            trials.setdefault(r.log.meta["path"], []).append(g)
+    for parts in trials.values():
+        mine = np.isin(ours.log, parts) & ~ours.calibration
         if (run.ours[mine] < 0).any():
             continue  # not held out in this protocol
         out["ours"].append(int(np.sum(run.ours[mine] == 1)))
         out[ROWS_PEER].append(int(np.sum(run.trees[mine] == 1)))
         out["ours_steps"].append(int(mine.sum()))
-        steps_ns = r.log.t_ns[counter.step_indices(r.log.t_ns, r.log.acc)]
+        t_ns = np.concatenate([recordings[g].log.t_ns for g in parts])
+        steps_ns = t_ns[counter.step_indices(t_ns, np.concatenate([recordings[g].log.acc for g in parts]))]
         out["plain_steps"].append(int(steps_ns.size))
-        windows = np.flatnonzero(peer.log == g)
+        windows = np.flatnonzero(np.isin(peer.log, parts))
         for p in PEERS:
             if not windows.size or steps_ns.size == 0:
                 out[p].append(0)

@@ -29,10 +29,12 @@ def cmd_replay(args) -> int:
     plot = _ReplayPlot(args.plot_seconds) if args.plot else None
     from stairsense.stream import load_placement_recording, placement_recordings
 
-    source = args.log
-    if placement_recordings(args.log) == [Path(args.log)]:  # a dataset's own file: its loader repairs and labels it
-        source = load_placement_recording(args.log)
-    report = replay(source, config, model=model, repair=tuple(args.repair), units=args.units,
+    source, repair = args.log, tuple(args.repair)
+    if placement_recordings(args.log) == [Path(args.log)]:
+        # A dataset's own file: its loader repairs and labels it, and like `train` replay splits it at
+        # the gaps this front end cannot bridge (the segments are counted in the output).
+        source, repair = load_placement_recording(args.log), (*repair, "split-gaps")
+    report = replay(source, config, model=model, repair=repair, units=args.units,
                     progress=not args.json and sys.stderr.isatty(), on_windows=plot)
     if plot is not None:
         plot.save(args.plot, report, config)

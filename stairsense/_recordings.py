@@ -112,16 +112,16 @@ def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (
     for path in map(Path, paths):
         if _is_uci(path):
             logs.extend(part for log in load_uci_hapt(path)
-                        for part in split_at_gaps(replace(log, meta={**log.meta, "path": str(path)}), max_gap_s))
+                        for part in replace(log, meta={**log.meta, "path": str(path)}).split_at_gaps(max_gap_s))
             continue
         recordings = placement_recordings(path)
         if recordings:
-            logs.extend(part for p in recordings for part in split_at_gaps(load_placement_recording(p), max_gap_s))
+            logs.extend(part for p in recordings for part in load_placement_recording(p).split_at_gaps(max_gap_s))
             continue
         if path.is_dir():
             oxford = _oxford_walking(path)
             if oxford:
-                logs.extend(part for log in oxford for part in split_at_gaps(log, max_gap_s))
+                logs.extend(part for log in oxford for part in log.split_at_gaps(max_gap_s))
                 continue
             raise ValueError(f"{path}: a folder but neither UCI HAPT RawData (no labels.txt), Oxford step-counter "
                              "recordings (no stepcounter.csv), nor MobiFall, WEDA-FALL, GeoTecINIT or IPIN 2023 "
@@ -148,26 +148,6 @@ def load_labelled_logs(paths: Iterable[str | Path], *, repair: Iterable[str] = (
     if not logs:
         raise ValueError("no input given: pass labelled log files or a UCI HAPT RawData folder")
     return logs
-
-
-def split_at_gaps(log: SensorLog, max_gap_s: float | None) -> list[SensorLog]:
-    """``log`` split at every time step longer than ``max_gap_s`` (None: never), as the
-    ``"split-gaps"`` repair splits a canonical log; each part keeps the meta and numbers its
-    ``segment`` from 0. A log without such a gap comes back as it is.
-
-    >>> t = np.array([0, 20, 40, 1000, 1020]) * 1_000_000
-    >>> parts = split_at_gaps(SensorLog(t, np.zeros((5, 3)), meta={"subject": "s1"}), 0.3)
-    >>> [len(p) for p in parts], [p.meta for p in parts]
-    ([3, 2], [{'subject': 's1', 'segment': 0}, {'subject': 's1', 'segment': 1}])
-    """
-    if max_gap_s is None or len(log) < 2:
-        return [log]
-    cuts = (np.flatnonzero(np.diff(log.t_ns) > max_gap_s * 1e9) + 1).tolist()
-    if not cuts:
-        return [log]
-    bounds = [0, *cuts, len(log)]
-    return [replace(log.slice(a, b), meta={**log.meta, "segment": i})
-            for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
 
 
 def prepare_logs(logs: Sequence[SensorLog], config: PipelineConfig, *, progress: bool = False) -> list[SensorLog]:

@@ -95,13 +95,32 @@ def _chunks_of(source, config: PipelineConfig, repair, units,
                read: ReadReport) -> tuple[str, Iterator[SensorLog], Callable[[], StepTruth | None]]:
     """Name, chunks and a function giving the ground truth (read after the log, whose errors come first)."""
     if isinstance(source, SensorLog):
-        return str(source.meta.get("path", "<log>")), iter([source]), lambda: source.steps
+        name = str(source.meta.get("path", "<log>"))
+        return name, iter(_segments_of_log(source, name, repair, config.read_gap_s())), lambda: source.steps
     path = Path(source)
     # One gap rule for reader and front end (PipelineConfig.read_gap_s): what the reader lets
     # through, the front end bridges; what it splits, the front end restarts after.
     chunks = iter_log_chunks(path, chunk_rows=REPLAY_CHUNK_ROWS, repair=repair, units=units,
                              max_gap_s=config.read_gap_s(), report=read)
     return str(path), chunks, lambda: read_steps(path)
+
+
+def _segments_of_log(log: SensorLog, name: str, repair, max_gap_s: float) -> list[SensorLog]:
+    """A log in memory as the segments replay restarts on: split at every gap the front end cannot
+    bridge with ``split-gaps``, else refused with the fix. The readers' other repairs do not apply:
+    the log was read already."""
+    repairs = {repair} if isinstance(repair, str) else set(repair)
+    if repairs - {"split-gaps"}:
+        raise ValueError(f"{name}: repairs {sorted(repairs - {'split-gaps'})} are done while reading a file; "
+                         "a log in memory takes only 'split-gaps'")
+    parts = log.split_at_gaps(max_gap_s)
+    if len(parts) > 1 and "split-gaps" not in repairs:
+        i = len(parts[0])
+        raise ValueError(f"{name}: the {(log.t_ns[i] - log.t_ns[i - 1]) / 1e9:.3f} s gap before sample {i} "
+                         f"(t_ns={log.t_ns[i]}) is longer than the {max_gap_s:g} s this front end bridges "
+                         "(PipelineConfig.read_gap_s()); replay with repair=('split-gaps',) (--repair split-gaps) "
+                         "to restart after every such gap")
+    return parts
 
 
 def trained_orientations(model) -> list[str] | None:
@@ -187,8 +206,10 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
         timestamp jitter). With ``config.rate_hz`` both are exact.
     repair : iterable of str
         Reader repairs (:data:`~stairsense.stream.REPAIRS`); with ``split-gaps`` the front end
-        restarts after every gap, as a phone does when the sensor stream stops. What they did is
-        in ``report.read`` (a :meth:`ReadReport.to_dict`).
+        restarts after every gap longer than ``config.read_gap_s()``, as a phone does when the sensor
+        stream stops. What they did to a file is in ``report.read`` (a :meth:`ReadReport.to_dict`).
+        A log in memory takes ``split-gaps`` only (``report.segments`` counts its parts); without
+        it, such a gap is an error, as it is in a file.
     units : {"m/s2", "g"} or None
         Accelerometer units of the file (None: its meta, else m/s²).
     on_windows : callable, optional

@@ -41,6 +41,14 @@ READ_ONLY_FIELDS = frozenset({"max_gap_s"})
 _RECORDED_BEFORE = {"step_context": 0, "step_context_gap_s": 1.5, "barometer": False, "vote_steps": 1,
                     "threshold_window_s": 0.0, "threshold_floor": 1.0}
 
+# Upper bounds, checked before anything is sized from them: the buffers hold this span of samples,
+# the resampler emits rate × duration, the step context and the vote keep rings this long. A config
+# comes from a model file or a request, so its sizes are bounded like any other claim; the phone's
+# core keeps the same table (android_stub PipelineConfig.LIMITS; tests compare them).
+_LIMITS = {"rate_hz": 1000.0, "smooth_ms": 60_000.0, "gravity_ms": 60_000.0, "threshold_window_s": 60.0,
+           "max_step_s": 60.0, "window_ms": 60_000.0, "max_gap_s": 60.0, "step_context": 1000,
+           "step_context_gap_s": 60.0, "vote_steps": 999}
+
 
 @dataclass(frozen=True)
 class PipelineConfig:
@@ -76,9 +84,11 @@ class PipelineConfig:
     threshold_window_s : float ≥ 0
         0 (default): the three thresholds above are absolute, in m/s², as in the thesis. > 0: they
         are multiples of the recent amplitude, the root mean square of z over the last
-        ``threshold_window_s`` seconds (this sample included) but at least ``threshold_floor``, so
-        one setting holds for a phone in a swinging hand and one in a bag (spec §3.5 leaves the
-        thresholds to the implementer; benchmarks/results/step_detection.md measures both forms).
+        ``threshold_window_s`` seconds (this sample included) but at least ``threshold_floor``: the
+        same setting then suits a swinging hand's strong steps and a bag's damped ones better than
+        any absolute one does, though not yet within 5 % on every recording (spec §3.5 leaves the
+        thresholds to the implementer; benchmarks/results/step_detection.md measures both forms,
+        chosen on some people and scored on others).
     threshold_floor : float > 0
         The amplitude, m/s², below which adaptive thresholds stop shrinking, so a still phone's noise
         is never a step; also the amplitude used until the first ``threshold_window_s`` has passed.
@@ -172,6 +182,10 @@ class PipelineConfig:
                 or self.vote_steps % 2 == 0:
             raise ValueError(f"PipelineConfig.vote_steps must be an odd integer >= 1 (1 = decide every step alone), "
                              f"got {self.vote_steps!r}")
+        for name, limit in _LIMITS.items():
+            value = getattr(self, name)
+            if value is not None and value > limit:
+                raise ValueError(f"PipelineConfig.{name} must be at most {limit:g}, got {value!r}")
         if self.barometer and self.step_context < 1:
             raise ValueError("PipelineConfig.barometer needs step_context >= 1: the height features are taken over "
                              "the step context as well as the step; set step_context (default 5)")

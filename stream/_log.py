@@ -262,6 +262,25 @@ class SensorLog:
             steps=steps,
         )
 
+    def split_at_gaps(self, max_gap_s: float | None) -> "list[SensorLog]":
+        """The log split at every time step longer than ``max_gap_s`` (None: never), as the
+        ``"split-gaps"`` repair splits a file; each part keeps the meta and numbers its ``segment``
+        from 0. A log without such a gap comes back whole, its meta untouched.
+
+        >>> t = np.array([0, 20, 40, 1000, 1020]) * 1_000_000
+        >>> parts = SensorLog(t, np.zeros((5, 3)), meta={"subject": "s1"}).split_at_gaps(0.3)
+        >>> [len(p) for p in parts], [p.meta for p in parts]
+        ([3, 2], [{'subject': 's1', 'segment': 0}, {'subject': 's1', 'segment': 1}])
+        """
+        if max_gap_s is None or len(self) < 2:
+            return [self]
+        cuts = (np.flatnonzero(np.diff(self.t_ns) > max_gap_s * 1e9) + 1).tolist()
+        if not cuts:
+            return [self]
+        bounds = [0, *cuts, len(self)]
+        return [replace(self.slice(a, b), meta={**self.meta, "segment": i})
+                for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+
 
 def _checked(name: str, value, n: int, width: int) -> np.ndarray:
     arr = np.ascontiguousarray(value, dtype=np.float64)

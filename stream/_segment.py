@@ -24,7 +24,8 @@ With ``threshold_window_s`` > 0 the three thresholds are multiples of the recent
 A = max(RMS of z over the last ``threshold_window_s`` s, ``threshold_floor``): the state machine
 above runs unchanged on z / A. A fixed threshold in m/s² that suits a waist or hand phone misses the
 damped steps of a back pocket or bag and double-counts a swinging arm's; scaled by A, one setting
-serves every placement (benchmarks/results/step_detection.md).
+carries across placements and people better, though not yet to every recording
+(benchmarks/results/step_detection.md, leave-one-user-out).
 
 Sliding windows (the energy baseline) are ``window_ms`` long every ``window_ms·(1−overlap)``,
 aligned on the first sample; every one is kept (no duration filter applies).

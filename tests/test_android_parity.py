@@ -593,15 +593,17 @@ def _java_literals(text: str) -> list:
 
 
 def test_java_config_constants_match_python():
-    """The keys, the recorded-before values and the orientation methods the Java core checks
+    """The keys, the recorded-before values, the limits and the orientation methods the Java core checks
     model metadata with are Python's (a drift silently misreads or refuses models)."""
     import dataclasses
 
     from stairsense.stream import ORIENTATIONS
-    from stairsense.stream._config import _RECORDED_BEFORE
+    from stairsense.stream._config import _LIMITS, _RECORDED_BEFORE
 
     assert _java_literals(_java_constant("KEYS")) == [f.name for f in dataclasses.fields(PipelineConfig)]
     pairs = _java_literals(_java_constant("RECORDED_BEFORE"))
     assert dict(zip(pairs[::2], pairs[1::2])) == _RECORDED_BEFORE
+    pairs = _java_literals(_java_constant("LIMITS"))
+    assert dict(zip(pairs[::2], pairs[1::2])) == _LIMITS
     java_orientations = _java_literals(_java_constant("ORIENTATIONS"))
     assert set(java_orientations) == set(ORIENTATIONS) - {"ahrs"}  # the core has no Madgwick filter (README)

@@ -172,6 +172,41 @@ def test_reader_and_front_end_follow_one_gap_rule(tmp_path, name, gap_s):
     assert report.read["segments"] == ([[2, 201], [202, 401]] if gap_s > limit else [[2, 401]])
 
 
+@pytest.mark.parametrize("gap_s", [0.15, 0.2, 0.201, 0.8])
+def test_a_log_in_memory_follows_the_gap_rule_of_a_file(tmp_path, gap_s):
+    """Replaying a SensorLog splits where replaying its file with split-gaps does, and refuses the
+    same gaps without it; the oracle is the file's replay."""
+    config = PipelineConfig(smooth_ms=200)
+    t = np.concatenate([np.arange(200), 200 + np.arange(200)]) * 20_000_000
+    t[200:] += int(round(gap_s * 1e9)) - 20_000_000
+    log = SensorLog(t, walk(t))
+    from_file = replay(write_rows(tmp_path / "g.csv", t, walk(t)), config, repair=("split-gaps",))
+    in_memory = replay(log, config, repair=("split-gaps",))
+    for field in ("segments", "samples", "windows", "kept", "rejected"):
+        assert getattr(in_memory, field) == getattr(from_file, field), field
+    if gap_s > config.read_gap_s():
+        with pytest.raises(ValueError, match=r"gap before sample 200 .*split-gaps"):
+            replay(log, config)
+    else:
+        assert replay(log, config).kept == in_memory.kept
+    with pytest.raises(ValueError, match="only 'split-gaps'"):
+        replay(log, config, repair=("sort",))
+
+
+def test_split_at_gaps_cuts_at_every_longer_step_and_nowhere_else():
+    """Brute force: the parts concatenate back to the log, and a part ends exactly where the next
+    time step is longer than the limit."""
+    rng = np.random.default_rng(3)
+    t = np.cumsum(rng.choice([10, 20, 250, 400], size=300, p=[0.45, 0.45, 0.05, 0.05])) * 1_000_000
+    log = SensorLog(t, walk(t), meta={"subject": "s"})
+    parts = log.split_at_gaps(0.3)
+    assert np.array_equal(np.concatenate([p.t_ns for p in parts]), t)
+    ends = np.cumsum([len(p) for p in parts])[:-1]
+    assert ends.tolist() == [i + 1 for i in range(len(t) - 1) if t[i + 1] - t[i] > 300_000_000]
+    assert [p.meta for p in parts] == [{"subject": "s", "segment": i} for i in range(len(parts))]
+    assert log.split_at_gaps(None) == [log] and log.split_at_gaps(1.0) == [log]
+
+
 def test_read_gap_follows_the_smoothing_buffer():
     assert PipelineConfig().read_gap_s() == 0.3
     assert PipelineConfig(smooth_ms=200).read_gap_s() == 0.2

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stairsense.pipeline as pipeline
+from stairsense.stream._config import _LIMITS
 from stairsense import PipelineConfig, window_dataset
 from stairsense.features import (
     AMBIGUOUS,
@@ -62,6 +63,16 @@ def test_step_context_is_on_by_default_and_changes_the_features():
 def test_bad_step_context_settings_are_refused(changes, match):
     with pytest.raises(ValueError, match=match):
         PipelineConfig(**changes)
+
+
+@pytest.mark.parametrize("name", sorted(_LIMITS))
+def test_every_size_a_config_claims_is_bounded(name):
+    """At the limit the config is built; one step past it is refused before any buffer is sized."""
+    limit = _LIMITS[name]
+    PipelineConfig(**{name: limit})
+    past = limit + 2 if isinstance(limit, int) else limit * 1.001  # an odd vote stays odd
+    with pytest.raises(ValueError, match=rf"PipelineConfig.{name} must be at most {limit:g}, got"):
+        PipelineConfig(**{name: past})
 
 
 def test_a_recorded_configuration_without_step_context_means_the_79_features():

@@ -262,3 +262,19 @@ def test_a_recording_is_split_where_a_shorter_smoothing_would_stop(mobifall):
     assert [p.meta["segment"] for p in parts] == list(range(len(parts)))
     assert {(p.meta["path"], p.meta["subject"]) for p in parts} == {(whole.meta["path"], whole.meta["subject"])}
     assert len(recording_windows([path], config).dataset) > 0
+
+
+def test_replay_splits_a_recording_where_train_does(mobifall, tmp_path, capsys):
+    """`stairsense replay` of the same file with 200 ms smoothing runs, one segment per part."""
+    import json
+
+    from stairsense._recordings import load_labelled_logs
+    from stairsense.cli import main
+
+    path = mobifall / "sub4" / "ADL" / "STU" / "STU_acc_4_6.txt.gz"
+    config = tmp_path / "c.json"
+    config.write_text('{"smooth_ms": 200}')
+    assert main(["replay", str(path), "--config", str(config), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    parts = load_labelled_logs([path], max_gap_s=0.2)
+    assert report["segments"] == len(parts) >= 2 and report["samples"] == sum(map(len, parts))

@@ -38,6 +38,14 @@ public final class PipelineConfig {
     static final Map<String, Object> RECORDED_BEFORE = Map.of("step_context", 0.0, "step_context_gap_s", 1.5,
             "barometer", false, "vote_steps", 1.0, "threshold_window_s", 0.0, "threshold_floor", 1.0);
 
+    /**
+     * Upper bounds, checked before anything is sized from them (Python's {@code _LIMITS}; the tests
+     * compare the two): a model file's configuration is a claim like any other.
+     */
+    static final Map<String, Object> LIMITS = Map.of("rate_hz", 1000.0, "smooth_ms", 60000.0, "gravity_ms", 60000.0,
+            "threshold_window_s", 60.0, "max_step_s", 60.0, "window_ms", 60000.0, "max_gap_s", 60.0,
+            "step_context", 1000.0, "step_context_gap_s", 60.0, "vote_steps", 999.0);
+
     /** Orientation methods the Java core implements ({@code ahrs} needs the Madgwick filter, which it does not have). */
     static final List<String> ORIENTATIONS = Arrays.asList("auto", "rotvec", "vertical", "linear", "mizell");
 
@@ -92,6 +100,12 @@ public final class PipelineConfig {
             throw new ModelConfigException("the model's configuration lacks keys " + missing
                     + "; re-export the model with this stairsense version");
         }
+        for (Map.Entry<String, Object> limit : LIMITS.entrySet()) {
+            Object v = values.get(limit.getKey());
+            if (v instanceof Double && (Double) v > (Double) limit.getValue()) {
+                throw new ModelConfigException(limit.getKey() + " must be at most " + limit.getValue() + ", got " + v);
+            }
+        }
         Object rate = values.get("rate_hz");
         rateHz = rate == null ? 0.0 : number(values, "rate_hz");
         smoothing = Smoothing.valueOf(choice(values, "smoothing", Arrays.asList("time", "count", "none")).toUpperCase());
@@ -112,8 +126,8 @@ public final class PipelineConfig {
         double overlap = number(values, "window_overlap");
         maxGapS = positive(values, "max_gap_s");
         double context = nonNegative(values, "step_context");
-        if (context != Math.rint(context) || context > 1000) {
-            throw new ModelConfigException("step_context must be a whole number of steps in [0, 1000], got " + context);
+        if (context != Math.rint(context)) {
+            throw new ModelConfigException("step_context must be a whole number of steps, got " + context);
         }
         stepContext = (int) context;
         stepContextGapS = positive(values, "step_context_gap_s");
@@ -128,9 +142,8 @@ public final class PipelineConfig {
                     + "over the step context), got " + stepContext);
         }
         double vote = number(values, "vote_steps");
-        // Python accepts any odd integer; the bound keeps the vote's ring a sane size on a phone.
-        if (!(vote >= 1 && vote <= 999) || vote != Math.rint(vote) || vote % 2 == 0) {
-            throw new ModelConfigException("vote_steps must be an odd whole number of steps in [1, 999] "
+        if (!(vote >= 1) || vote != Math.rint(vote) || vote % 2 == 0) {
+            throw new ModelConfigException("vote_steps must be an odd whole number of steps >= 1 "
                     + "(1 = decide every step alone), got " + vote);
         }
         voteSteps = (int) vote;

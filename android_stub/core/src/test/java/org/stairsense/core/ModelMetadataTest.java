@@ -68,7 +68,7 @@ class ModelMetadataTest {
     void readsTheStepVote() {
         assertEquals(5, ModelMetadata.configOf(metadata(TestConfigs.json("\"vote_steps\": 5")), "m").voteSteps);
         assertEquals(1, ModelMetadata.configOf(metadata(TestConfigs.json("")), "m").voteSteps);  // before the key existed
-        for (String bad : new String[] {"2", "0", "-1", "1.5", "1001"}) {
+        for (String bad : new String[] {"2", "0", "-1", "1.5"}) {
             String message = messageOf(metadata(TestConfigs.json("\"vote_steps\": " + bad)));
             assertTrue(message.startsWith("stairs.onnx: vote_steps must be an odd whole number"), message);
         }
@@ -85,6 +85,15 @@ class ModelMetadataTest {
         assertTrue(messageOf(metadata(TestConfigs.json("\"min_step_s\": 3.0"))).contains("min_step_s < max_step_s"));
         assertTrue(messageOf(metadata(TestConfigs.json("\"hysteresis\": 0.9"))).contains(">= hysteresis"));
         assertTrue(messageOf(metadata(TestConfigs.json("\"smooth_ms\": \"300\""))).contains("must be a number"));
+    }
+
+    @Test
+    void boundsEverySizeBeforeSizingAnythingFromIt() {
+        for (Map.Entry<String, Object> limit : PipelineConfig.LIMITS.entrySet()) {
+            double past = (Double) limit.getValue() + 2;  // an odd vote stays odd
+            String message = messageOf(metadata(TestConfigs.json("\"" + limit.getKey() + "\": " + past)));
+            assertEquals("stairs.onnx: " + limit.getKey() + " must be at most " + limit.getValue() + ", got " + past, message);
+        }
     }
 
     @Test
