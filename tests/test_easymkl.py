@@ -151,7 +151,10 @@ def test_selector_equals_general_easymkl_on_rank_one_kernels(seed, lam, trace_no
     objective = [(1 - lam) * np.sum((Z.T @ u) ** 2) + lam * u @ u for u in (u_sel, u_gen)]
     assert objective[0] == pytest.approx(objective[1], rel=1e-8)
     np.testing.assert_allclose(selector.gamma_dist_, general.mkl_gamma_, atol=1e-4)
-    np.testing.assert_allclose(selector.scores_, general.scores_, atol=1e-4)
+    # A score is quadratic in γ, (z_fᵀu)², so it moves by 2|z_fᵀu|·‖z_f‖·‖Δγ‖: up to ~1e-4 for raw
+    # features (‖z_f‖ ~ √50) at the ‖Δγ‖ ~ 1e-5 above; 1.25e-4 seen (seed 245, Λ = 0.05, l2), with
+    # the general solver's tol at 1e-10 and at 1e-13 alike.
+    np.testing.assert_allclose(selector.scores_, general.scores_, atol=5e-4)
     gaps = -np.diff(np.sort(general.scores_)[::-1])
     if gaps.min() > 1e-4:  # the ranking is only defined up to near-ties
         np.testing.assert_array_equal(selector.ranking_, general.ranking_)
