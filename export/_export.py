@@ -71,8 +71,9 @@ SCORE_TOLERANCE = 1e-4
 #: fp16/int8 (and reduced-support) parity: least fraction of windows with the same STAIR decision.
 MIN_AGREEMENT = 0.995
 STAIR = 1
-#: Training sources an exported file lists (the model file keeps them all): the metadata counts
-#: against the file's size budget, and a trees head has no support set to prune to make room.
+#: Training sources and subjects an exported file lists, each (the model file keeps them all): the
+#: metadata counts against the file's size budget, and a trees head has no support set to prune to
+#: make room.
 MAX_EXPORTED_SOURCES = 8
 
 
@@ -118,11 +119,14 @@ def _as_model(model_or_path) -> StairstepModel:
 
 def _training_metadata(summary: dict) -> dict:
     """The model's training summary as an exported file records it: every key, but at most
-    :data:`MAX_EXPORTED_SOURCES` of its sources, with ``n_sources`` counting them all."""
-    sources = list(summary.get("sources", []))
-    if len(sources) <= MAX_EXPORTED_SOURCES:
-        return summary
-    return {**summary, "sources": sources[:MAX_EXPORTED_SOURCES], "n_sources": len(sources)}
+    :data:`MAX_EXPORTED_SOURCES` of its sources and of its subjects, ``n_sources`` and ``n_subjects``
+    counting them all where the lists were cut."""
+    record = dict(summary)
+    for key in ("sources", "subjects"):
+        values = list(summary.get(key, []))
+        if len(values) > MAX_EXPORTED_SOURCES:
+            record[key], record[f"n_{key}"] = values[:MAX_EXPORTED_SOURCES], len(values)
+    return record
 
 
 def _unpack(model: StairstepModel):

@@ -289,16 +289,22 @@ def test_metadata_round_trip(model, exported):
     assert meta["head"] == exported["int8"].head == "komd"
 
 
-def test_exported_metadata_lists_a_bounded_number_of_sources(model, windows, tmp_path):
-    """A model trained on many files keeps them all; its exported file, whose metadata counts
-    against the size budget, lists the first MAX_EXPORTED_SOURCES and counts the rest."""
+def test_exported_metadata_lists_a_bounded_number_of_sources_and_subjects(model, windows, tmp_path):
+    """A model trained on many files and people keeps them all; its exported file, whose metadata
+    counts against the size budget, lists the first MAX_EXPORTED_SOURCES of each and counts the rest."""
     from stairsense.export._export import MAX_EXPORTED_SOURCES
 
     sources = [f"/data/recording_{i:03d}.csv.gz" for i in range(3 * MAX_EXPORTED_SOURCES)]
-    many = StairstepModel(model.pipeline, model.config, model.feature_names, {**model.summary, "sources": sources})
+    subjects = [f"person-{i:04d}" for i in range(500)]
+    many = StairstepModel(model.pipeline, model.config, model.feature_names,
+                          {**model.summary, "sources": sources, "subjects": subjects})
     meta = inspect_model(export_model(many, tmp_path / "m.onnx", precision="int8", validation=windows).path)["metadata"]
-    assert meta["training"] == {**model.summary, "sources": sources[:MAX_EXPORTED_SOURCES], "n_sources": len(sources)}
-    assert many.summary["sources"] == sources  # the model itself is not changed
+    assert meta["training"] == {**model.summary, "sources": sources[:MAX_EXPORTED_SOURCES], "n_sources": len(sources),
+                                "subjects": subjects[:MAX_EXPORTED_SOURCES], "n_subjects": len(subjects)}
+    assert many.summary["sources"] == sources and many.summary["subjects"] == subjects  # the model is not changed
+    few = StairstepModel(model.pipeline, model.config, model.feature_names, {**model.summary, "subjects": subjects[:3]})
+    meta = inspect_model(export_model(few, tmp_path / "f.onnx", precision="int8", validation=windows).path)["metadata"]
+    assert meta["training"]["subjects"] == subjects[:3] and "n_subjects" not in meta["training"]
 
 
 def test_replay_configuration_mismatch_is_refused(exported):
