@@ -28,7 +28,8 @@ from _provenance import REPO, is_fresh, measures, recorded_command, results_page
 
 #: Benchmarks whose figures are times: run after every other, in this order (energy prices the
 #: Java core's timings from bench_android_core's page).
-TIMED_LAST = ("bench_export.py", "bench_startup.py", "bench_frontend.py", "bench_android_core.py", "bench_energy.py")
+TIMED_LAST = ("bench_log_formats.py", "bench_read.py", "bench_export.py", "bench_startup.py", "bench_frontend.py",
+              "bench_android_core.py", "bench_energy.py")
 
 
 def stale_commands() -> list[tuple[str, str, list[str]]]:
