@@ -133,7 +133,8 @@ def add_parser(subparsers) -> None:
                                    "segmentation exactly as the phone does; with --model, count stair steps (with a "
                                    "barometer model also up and down, metres and floors).")
     p.add_argument("log", metavar="LOG", help="canonical sensor log (.csv, .csv.gz or .parquet), or one recording "
-                   "file of MobiFall, WEDA-FALL, GeoTecINIT or IPIN 2023 track 3")
+                   "file of MobiFall, WEDA-FALL, GeoTecINIT or IPIN 2023 track 3 (split at the gaps the front end cannot "
+                   "bridge, as `train` splits it)")
     add_config_args(p)
     p.add_argument("--model", metavar="MODEL", help="a model from `stairsense train` (or an exported .onnx)")
     add_read_args(p)
