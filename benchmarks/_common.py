@@ -214,3 +214,9 @@ def vote_per_log(decided, log_index, t_start_ns, t_end_ns, config):
 
     return vote_decisions(decided, t_start_ns, t_end_ns, config.vote_steps, config.step_context_gap_s,
                           log_index=log_index)
+
+
+def vote_windows(decided, ds, config):
+    """The decisions on a :class:`~stairsense.features.WindowDataset`'s windows voted per log
+    (:func:`vote_per_log` with the dataset's logs and times)."""
+    return vote_per_log(decided, ds.log_index, ds.t_start_ns, ds.t_end_ns, config)

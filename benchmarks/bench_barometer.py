@@ -70,7 +70,7 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import data_dir, git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
+from _common import data_dir, git_commit, load_average, markdown_table, vote_windows, write_results  # noqa: E402
 from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 
 from stairsense.export.energy import simulated_people  # noqa: E402
@@ -202,12 +202,12 @@ def figures(models, w: Windows, test_people, ipin_folds) -> dict:
     for k, model in enumerate(models):
         rows = test_model[w.test.log_index] == k
         raw[rows] = model.predict(w.test.X[rows])
-    decided = vote_per_log(raw, w.test.log_index, w.test.t_start_ns, w.test.t_end_ns, config)
+    decided = vote_windows(raw, w.test, config)
     ipin_raw = np.zeros(len(w.ipin), dtype=np.int64)
     for k, held_out in enumerate(ipin_folds):
         rows = held_out[w.ipin.log_index]
         ipin_raw[rows] = models[k % len(models)].predict(w.ipin.X[rows])
-    ipin_decided = vote_per_log(ipin_raw, w.ipin.log_index, w.ipin.t_start_ns, w.ipin.t_end_ns, config) == STAIR
+    ipin_decided = vote_windows(ipin_raw, w.ipin, config) == STAIR
     rides, ramps = touches(test_people, w.test, RIDES), touches(test_people, w.test, RAMPS)
     walk, calibration = w.ipin_walk, w.ipin_calibration
     per_log = [ipin_decided[walk & (w.ipin.log_index == j)].mean() for j in range(ipin_folds[0].size)]  # every log is in each fold mask
@@ -233,8 +233,7 @@ def threshold_tradeoff(model, w: Windows, thresholds=(-1.5, -1.0, -0.75, -0.5, 0
     rows = []
     for threshold in thresholds:
         moved.pipeline.steps[-1][1].set_params(threshold=threshold)
-        decided = vote_per_log(moved.predict(w.test.X), w.test.log_index, w.test.t_start_ns, w.test.t_end_ns,
-                               model.config)
+        decided = vote_windows(moved.predict(w.test.X), w.test, model.config)
         rows.append({"threshold": threshold, **stair_rates(decided[scored], w.test.y[scored], w.test.activity[scored])})
     return rows
 
@@ -249,11 +248,12 @@ def flight_positions(logs, ds: WindowDataset) -> np.ndarray:
         rows = rows[np.argsort(ds.t_start_ns[rows], kind="stable")]
         label = logs[j].label
         bout = np.cumsum(np.r_[True, label[1:] != label[:-1]])
+        on_stairs = np.isin(label, [int(a) for a in STAIR_ACTIVITIES])
         middle = np.minimum(np.searchsorted(logs[j].t_ns, (ds.t_start_ns[rows] + ds.t_end_ns[rows]) // 2),
                             len(label) - 1)
         seen: dict[int, int] = {}
         for row, k in zip(rows, middle):
-            if np.isin(label[k], [int(a) for a in STAIR_ACTIVITIES]):
+            if on_stairs[k]:
                 position[row] = seen.get(bout[k], 0)
                 seen[bout[k]] = position[row] + 1
     return position
@@ -280,7 +280,7 @@ def onset_decider(model, low: float):
 
     def decide(ds):
         raw = model.predict(ds.X)
-        decided = vote_per_log(raw, ds.log_index, ds.t_start_ns, ds.t_end_ns, model.config)
+        decided = vote_windows(raw, ds, model.config)
         return with_onsets(decided, raw, lowered.predict(ds.X), ds, model.config.step_context_gap_s)
     return decide
 
@@ -406,7 +406,7 @@ def spread_models(ds: WindowDataset, config, check) -> tuple[dict, dict]:
         raise AssertionError("gate_alone no longer reproduces KOMD's support gate: update it to the estimator")
 
     def voted(predict):
-        return lambda ds: vote_per_log(predict(ds.X), ds.log_index, ds.t_start_ns, ds.t_end_ns, config)
+        return lambda ds: vote_windows(predict(ds.X), ds, config)
 
     def gated(X):
         return trees.predict(X) & (gate.predict(X) == STAIR)
@@ -519,8 +519,7 @@ def main(argv=None):
                 without_p = window_dataset([dataclasses.replace(log, pressure=None) for log in test], config,
                                            keep_unlabelled=True)
                 same_without_p = bool(np.array_equal(
-                    vote_per_log(models[0].predict(without_p.X), without_p.log_index, without_p.t_start_ns,
-                                 without_p.t_end_ns, config), results[variant, False]["decided"]))
+                    vote_windows(models[0].predict(without_p.X), without_p, config), results[variant, False]["decided"]))
     placement_rates = [per_placement(results[v, b], with_height, test) for v in VARIANTS for b in (True, False)]
     delays = decision_delays(CONFIG, test)
     given = {args.seed: (train, with_height.train), args.seed + 1: (test, with_height.test)}

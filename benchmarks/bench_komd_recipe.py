@@ -57,7 +57,7 @@ import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
+from _common import git_commit, load_average, markdown_table, vote_windows, write_results  # noqa: E402
 from bench_barometer import (CONFIG, ONSET_SPREAD, RIDES, floor_counts, ipin_counts, ipin_logs,  # noqa: E402
                              multi_floor_exact, onset_decider, touches, windows as barometer_windows)
 from bench_robustness import CONTEXT_CONFIG, _uci_rows  # noqa: E402
@@ -101,6 +101,7 @@ def simulated(train_seeds, test_seeds, n_train, n_test) -> dict:
     # the IPIN windows and masks, cut once (with the first held-out draw as the test set it also cuts)
     ipin = barometer_windows(config, tests[test_seeds[0]], tests[test_seeds[0]], ipin_logs())
     test_windows = {seed: window_dataset(people, config, keep_unlabelled=True) for seed, people in tests.items()}
+    rides = {seed: touches(tests[seed], test, RIDES) for seed, test in test_windows.items()}
     out = {"pairs": [], "ipin": [], "landmarks_in_32kb": {}}
     for train_seed in train_seeds:
         train = window_dataset(simulated_people(n_train, seed=train_seed), config)
@@ -114,8 +115,7 @@ def simulated(train_seeds, test_seeds, n_train, n_test) -> dict:
                     graph = build_onnx_model(model, "int8", max_support_vectors=kept)[0]
                     out["landmarks_in_32kb"][name] = kept, len(graph.SerializeToString())
                 # label → WindowDataset (its columns for this model) → decisions voted as replay votes them
-                deciders = {name: lambda ds, model=model: vote_per_log(model.predict(ds.X), ds.log_index, ds.t_start_ns,
-                                                                       ds.t_end_ns, config)}
+                deciders = {name: lambda ds, model=model: vote_windows(model.predict(ds.X), ds, config)}
                 if name == TREES:
                     deciders[ONSETS] = onset_decider(model, ONSET_SPREAD)
                 for label, decide in deciders.items():
@@ -124,12 +124,12 @@ def simulated(train_seeds, test_seeds, n_train, n_test) -> dict:
                         out["ipin"].append({"variant": label, "train": train_seed, "opening": opening, "walk": walk})
                     for test_seed, test in test_windows.items():
                         decided = decide(dataclasses.replace(test, X=test.X[:, cols]))
-                        scored, rides = test.y != AMBIGUOUS, touches(tests[test_seed], test, RIDES)
+                        scored = test.y != AMBIGUOUS
                         # floors need replay, which runs the model as shipped (no research rule)
                         floors = multi_floor_exact(floor_counts([model], tests[test_seed])) \
                             if barometer and label in VARIANTS else None
                         out["pairs"].append({"variant": label, "barometer": barometer, "train": train_seed,
-                                             "test": test_seed, "ride_stairs": int(np.sum(decided[rides] == STAIR)),
+                                             "test": test_seed, "ride_stairs": int(np.sum(decided[rides[test_seed]] == STAIR)),
                                              "floors_exact": floors,
                                              **stair_rates(decided[scored], test.y[scored], test.activity[scored])})
             print(f"training seed {train_seed}, barometer {barometer}: done", flush=True)

@@ -38,7 +38,7 @@ import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import git_commit, load_average, markdown_table, vote_per_log, write_results  # noqa: E402
+from _common import git_commit, load_average, markdown_table, vote_windows, write_results  # noqa: E402
 from _robust_data import oxford_windows, uci_windows  # noqa: E402
 from bench_barometer import ipin_logs, windows as barometer_windows  # noqa: E402
 from bench_robustness import CONTEXT_CONFIG, OXFORD_USERS, _subsample, _uci_rows, komd  # noqa: E402
@@ -107,10 +107,8 @@ def barometer_benefit(train_seeds, n_train, n_test) -> dict:
         tau = estimator.support_threshold_
         for c in SCALES:
             gated(estimator, tau, c)
-            on_ipin = vote_per_log(model.predict(w.ipin.X), w.ipin.log_index, w.ipin.t_start_ns, w.ipin.t_end_ns,
-                                   config) == STAIR
-            on_test = vote_per_log(model.predict(w.test.X), w.test.log_index, w.test.t_start_ns, w.test.t_end_ns,
-                                   config)
+            on_ipin = vote_windows(model.predict(w.ipin.X), w.ipin, config) == STAIR
+            on_test = vote_windows(model.predict(w.test.X), w.test, config)
             rows[seed, c] = {"opening": int(on_ipin[w.ipin_calibration].sum()), "ipin_walk": on_ipin[w.ipin_walk].mean(),
                              **stair_rates(on_test[scored], w.test.y[scored], w.test.activity[scored])}
         print(f"barometer, training seed {seed}: τ {tau:.4f}", flush=True)
