@@ -19,7 +19,7 @@ float32``: the window's step-shape and step-context features, which the host com
 the kept windows before this one, which a one-window graph does not see; the phone's
 ``StepContext`` in android_stub/core). A model that reads the barometer (configuration
 ``barometer``, its names ending with :data:`~stairsense.features.HEIGHT_NAMES`) has one more,
-``height: [1, 5] float32``: the height features, which need the barometer's stream and the kept
+``height: [1, 7] float32``: the height features, which need the barometer's stream and the kept
 windows before this one as well (the phone's ``HeightFilter`` and ``HeightContext``). Such a
 model needs air pressure, which its configuration in the metadata (``barometer: true``) tells the
 phone. The graph casts each of these inputs to float64, gathers the columns the model kept and
@@ -185,7 +185,7 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     if bool(host["height"]) != model.config.barometer:
         # The phone computes the height features exactly when the configuration reads the barometer.
         raise ValueError(f"the model's configuration has barometer={model.config.barometer} but its feature names "
-                         f"{'end with' if host['height'] else 'lack'} the 5 height features, so no phone could feed it; "
+                         f"{'end with' if host['height'] else 'lack'} the 7 height features, so no phone could feed it; "
                          "train it on window_dataset features of its configuration")
     n_table = len(model.feature_names) - sum(host.values())
     table_names = model.feature_names[:n_table]
@@ -294,7 +294,7 @@ def validation_windows(validation, config) -> tuple:
     step_context : ndarray of shape (W, 36) or None
         The :data:`~stairsense.features.STEP_CONTEXT_NAMES` features of each window: computed for
         logs when ``config.step_context > 0``, as given in a tuple, else None.
-    height : ndarray of shape (W, 5) or None
+    height : ndarray of shape (W, 7) or None
         Only for a configuration with ``barometer``: the :data:`~stairsense.features.HEIGHT_NAMES`
         features of each window, computed for logs, as given in a 4-tuple, else None.
 

@@ -232,7 +232,7 @@ class OnnxStairModel:
             Required when the model takes step-context features (:attr:`n_step_context` > 0, its
             configuration has ``step_context > 0``): row w holds window w's
             :data:`~stairsense.features.STEP_CONTEXT_NAMES` features; fed to the graph as float32.
-        height : array-like of shape (W, 5), optional
+        height : array-like of shape (W, 7), optional
             Required when the model reads the barometer (:attr:`n_height` > 0, its configuration
             has ``barometer``): row w holds window w's :data:`~stairsense.features.HEIGHT_NAMES`
             features; fed to the graph as float32.
@@ -245,7 +245,7 @@ class OnnxStairModel:
         ------
         ValueError
             When ``step_context`` or ``height`` is missing for a model that takes it (or given to
-            one without), or its shape is not (W, 36) or (W, 5).
+            one without), or its shape is not (W, 36) or (W, 7).
         """
         samples, offsets = self._windows(samples, offsets)
         n_windows = offsets.size - 1

@@ -1,7 +1,7 @@
 """The 79 window features of Table 12.1 (batch over ragged windows and per sample), the 36 step-shape and
-step-context features and the 5 height features (barometer) beside them, their [-1, 1] scaling, and the one stage from standardized samples
+step-context features and the 7 height features (barometer) beside them, their [-1, 1] scaling, and the one stage from standardized samples
 and kept windows to window rows (:class:`WindowRowStage`) and training sets (:func:`window_dataset`)."""
-from ._height_features import HEIGHT_NAMES, HeightContext, height_columns
+from ._height_features import HEIGHT_NAMES, LONG_STEPS, HeightContext, height_columns
 from ._scaling import make_feature_scaler
 from ._step_context import (
     STEP_CONTEXT_NAMES,
@@ -62,6 +62,7 @@ __all__ = [
     "StepContext",
     "StepRun",
     "HEIGHT_NAMES",
+    "LONG_STEPS",
     "HeightContext",
     "height_columns",
     "STAIR",

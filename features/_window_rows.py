@@ -100,7 +100,7 @@ def host_feature_columns(feature_names) -> dict[str, int]:
     --------
     >>> from stairsense.stream import PipelineConfig
     >>> host_feature_columns(feature_names_for(PipelineConfig(barometer=True)))
-    {'step_context': 36, 'height': 5}
+    {'step_context': 36, 'height': 7}
     >>> host_feature_columns(feature_names_for(PipelineConfig(step_context=0)))
     {'step_context': 0, 'height': 0}
     """
@@ -183,7 +183,7 @@ class WindowRows:
     step_context : ndarray of shape (W, 36) or None
         The :data:`~stairsense.features.STEP_CONTEXT_NAMES` features (configuration ``step_context > 0``).
     t_start_ns, t_end_ns : ndarray of int64, shape (W,)
-    height : ndarray of shape (W, 5) or None
+    height : ndarray of shape (W, 7) or None
         The :data:`~stairsense.features.HEIGHT_NAMES` features (configuration ``barometer``).
     height_m : ndarray of shape (W,) or None
         The height filter's height at each window's last sample (m above the stream's first
@@ -380,7 +380,7 @@ class WindowDataset:
     ----------
     X : ndarray, shape (m, len(feature_names))
         :meth:`WindowRows.features`: 79 Table 12.1 features (158 for Mizell), then the 36
-        step-context ones when ``config.step_context > 0`` and the 5 height ones when
+        step-context ones when ``config.step_context > 0`` and the 7 height ones when
         ``config.barometer`` (:func:`feature_names_for`).
     y : ndarray of int, shape (m,)
         :data:`STAIR` or :data:`NO_STAIR` (:func:`window_labels`); ambiguous windows are left out,

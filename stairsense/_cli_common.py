@@ -244,7 +244,7 @@ def add_config_args(p, rate=True):
     # Off unless asked, even when every log has pressure: the model kind is the user's choice (a
     # barometer model refuses logs without pressure), not an accident of the training data.
     p.add_argument("--barometer", action=argparse.BooleanOptionalAction, default=None,
-                   help="add the 5 height features from the logs' air pressure (a model that needs a barometer; "
+                   help="add the 7 height features from the logs' air pressure (a model that needs a barometer; "
                         "default off: the accelerometer-only model)")
 
 

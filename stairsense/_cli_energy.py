@@ -215,7 +215,7 @@ def add_optimise_arguments(p) -> None:
     p.add_argument("--precisions", nargs="+", choices=["fp32", "fp16", "int8"], default=list(grid.precisions),
                    help="default fp32 fp16 int8")
     p.add_argument("--barometers", nargs="+", choices=["off", "on"], default=["off"],
-                   help="off: accelerometer only (default); on: the 5 height features from the barometer; both: each "
+                   help="off: accelerometer only (default); on: the 7 height features from the barometer; both: each "
                         "front end and its barometer twin. 'on' needs recordings that all carry air pressure "
                         "(--simulated-people N does); a profile without a barometer leaves those configurations out")
     p.add_argument("--subjects", nargs="+", metavar="ID",

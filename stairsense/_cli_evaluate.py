@@ -83,7 +83,7 @@ def add_parser(subparsers) -> None:
                    help="default loso; leave-one-set-out holds out one DATA argument per fold")
     p.add_argument("--classifier", choices=["komd", "knn", "dt"], default="komd", help="default komd")
     p.add_argument("--k", type=positive(int), default=TRAIN_DEFAULTS.k,
-                   help="features EasyMKL keeps for KOMD (default %(default)s); with --barometer the 5 height "
+                   help="features EasyMKL keeps for KOMD (default %(default)s); with --barometer the 7 height "
                         "features are kept beside them")
     p.add_argument("--folds", type=between(int, 2, 1000, why=" (cross-validation needs at least 2 outer folds)"),
                    help="outer folds, 2 to 1000 (default: one per subject for loso, 10 for nested-cv; "

@@ -94,7 +94,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("export", help="export a trained model to ONNX for the phone (or --inspect one)",
                        description="Write one ONNX graph: a window's standardized samples [n, 3] (and, for "
                                    "step-context models, the phone's step_context [1, 36]; for models trained with "
-                                   "--barometer, its height [1, 5] from air pressure) -> the selected "
+                                   "--barometer, its height [1, 7] from air pressure) -> the selected "
                                    "features, [-1, 1] scaling and the model's head (KOMD's RBF decision, or the "
                                    "trees and their support gate) -> score and STAIR flag. "
                                    "Says which model it wrote: with barometer (the phone must feed it air pressure) "

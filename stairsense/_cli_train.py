@@ -52,7 +52,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="MODEL", help="output model file")
     p.add_argument("--k", type=positive(int),
                    help=f"features EasyMKL keeps (default: the --config file's train.k, else {TRAIN_DEFAULTS.k}); "
-                        "a --barometer model keeps its 5 height features beside them")
+                        "a --barometer model keeps its 7 height features beside them")
     # Why these defaults: stairsense.models.TrainRecipe, where they are defined.
     p.add_argument("--lam", type=unit_interval, default=TRAIN_DEFAULTS.lam,
                    help="KOMD's Λ in [0, 1] (default %(default)s)")

@@ -95,7 +95,7 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
         fold (``n_outer`` ignored); see :func:`~stairsense.models.evaluate_protocol`.
     classifier : {"komd", "knn", "dt"}
     k : int or "all"
-        Features EasyMKL keeps for KOMD; a barometer configuration's 5 height features are kept
+        Features EasyMKL keeps for KOMD; a barometer configuration's 7 height features are kept
         beside them, as ``train`` keeps them.
     grid : {"small", "full"} or dict
         Hyper-parameter candidates for the inner selection (:func:`default_grid`).

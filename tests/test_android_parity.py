@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stairsense import PipelineConfig, window_dataset
+from stairsense.features import HEIGHT_NAMES
 from stairsense.stream import (
     Barometer,
     FrontEnd,
@@ -407,7 +408,7 @@ def building_walk_log(seed: int, rate_hz: float = 50.0, legs=None) -> SensorLog:
 
 
 def python_heights(log: SensorLog, config: PipelineConfig, expected) -> np.ndarray:
-    """The 5 height features of every kept window, from the Python reference's windows and
+    """The 7 height features of every kept window, from the Python reference's windows and
     standardized samples: per segment, ``HeightFilter.process`` over the samples' vertical
     acceleration and the pressure of their rows (the resampled part's, as the phone holds it), then
     ``HeightContext.push`` per kept window; both restart with the front end after a sensor gap."""
@@ -424,7 +425,7 @@ def python_heights(log: SensorLog, config: PipelineConfig, expected) -> np.ndarr
         for _, start, stop, t_start, t_end, status in windows:
             if _ == segment and status == "KEPT":
                 rows.append(context.push(height[start:stop], speed[start:stop], t_start, t_end))
-    return np.array(rows).reshape(-1, 5)
+    return np.array(rows).reshape(-1, len(HEIGHT_NAMES))
 
 
 @pytest.mark.parametrize(("seed", "rate", "config"), [
@@ -441,7 +442,9 @@ def test_height_features_match_python(java, tmp_path, seed, rate, config):
     assert_parity(got, expected)
     want = python_heights(log, config, expected)
     assert got.height is not None and got.height.shape == want.shape and want.shape[0] > 50
-    assert np.abs(want[:, 4]).max() > 0.5, "the walk should climb or descend stairs"
+    assert np.abs(want[:, HEIGHT_NAMES.index("ctx_height_change_m")]).max() > 0.5, "the walk should climb or descend stairs"
+    rise = [want[:, HEIGHT_NAMES.index(f"abs_{block}_rise_per_step_m")] for block in ("ctx", "long")]
+    assert np.abs(rise[0] - rise[1]).max() > 0.05, "the long block should reach past the step context"
     # The same double operations in the same order but for numpy's pairwise sums: within 1e-9.
     np.testing.assert_allclose(got.height, want, rtol=1e-9, atol=1e-12)
 

@@ -4,19 +4,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stairsense.features import HEIGHT_NAMES
 from stairsense.models import ClimbCounter
 
 S = 10**9
 
 
 def windows(decided, height_m, change=None, start_s=None):
-    """Rows of consecutive 1 s windows: decisions, the 5 height features (only the signed context
+    """Rows of consecutive 1 s windows: decisions, the 7 height features (only the signed context
     change is read) and the height at each window's end."""
     n = len(decided)
     height_m = np.asarray(height_m, float)
     change = np.zeros(n) if change is None else np.asarray(change, float)
-    height = np.zeros((n, 5))
-    height[:, 4] = change
+    height = np.zeros((n, len(HEIGHT_NAMES)))
+    height[:, HEIGHT_NAMES.index("ctx_height_change_m")] = change
     start = np.arange(n) * S if start_s is None else np.asarray(start_s, np.int64) * S
     return np.asarray(decided), height, height_m, start, start + S
 

@@ -9,6 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from stairsense import PipelineConfig, window_dataset
 from stairsense.cli import main
+from stairsense.features import HEIGHT_NAMES
 from stairsense.export import build_onnx_model
 from stairsense.export.energy import (
     STAGES,
@@ -394,7 +395,7 @@ def test_fold_models_equal_pipelines_fitted_from_scratch(n_landmarks, barometer)
         reference = recipe.fit(data.X, data.y, data.feature_names)
         np.testing.assert_array_equal(model.decision_function(data.X), reference.decision_function(data.X))
         kept = np.asarray(data.feature_names)[model.pipeline.named_steps["select"].get_support()]
-        assert len(kept) == k + 5 * barometer
+        assert len(kept) == k + len(HEIGHT_NAMES) * barometer
 
 
 @pytest.fixture(scope="module")

@@ -199,7 +199,7 @@ def test_make_classifier_keeps_required_columns_for_komd():
 
 
 def test_evaluate_keeps_the_height_features_and_votes_each_held_out_log(tmp_path, monkeypatch):
-    """``stairsense evaluate`` with a barometer: KOMD keeps the 5 height features beside k, as
+    """``stairsense evaluate`` with a barometer: KOMD keeps the 7 height features beside k, as
     ``train`` does, and the held-out decisions are the unvoted run's voted per log as replay votes."""
     import stairsense._train as train
     from stairsense import PipelineConfig, recording_windows

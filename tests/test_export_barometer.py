@@ -119,10 +119,10 @@ def test_missing_or_misshapen_height_is_a_clear_error(model, heldout, rows, tmp_
     np.testing.assert_array_equal(height, rows.height)
     path = export_model(model, tmp_path / "baro.onnx", validation=(samples, offsets, context, height)).path
     onnx_model = OnnxStairModel(path)
-    with pytest.raises(ValueError, match=r"takes 5 height features per window: pass height=\(W, 5\) rows") as err:
+    with pytest.raises(ValueError, match=r"takes 7 height features per window: pass height=\(W, 7\) rows") as err:
         onnx_model.predict_windows(samples, offsets, context)
     assert "\n" not in str(err.value)
-    with pytest.raises(ValueError, match=r"height must have shape \(\d+, 5\), one row per window"):
+    with pytest.raises(ValueError, match=r"height must have shape \(\d+, 7\), one row per window"):
         onnx_model.predict_windows(samples, offsets, context, height[1:])
     with pytest.raises(ValueError, match="need their height rows"):
         export_model(model, tmp_path / "other.onnx", validation=(samples, offsets, context))
@@ -148,7 +148,7 @@ def test_an_accelerometer_only_model_takes_no_height(tmp_path, heldout):
 
 def test_a_model_whose_features_disagree_with_its_configuration_is_not_exported(model):
     odd = StairstepModel(model.pipeline, CONFIG.replace(barometer=False), model.feature_names, model.summary)
-    with pytest.raises(ValueError, match="barometer=False but its feature names end with the 5 height features"):
+    with pytest.raises(ValueError, match="barometer=False but its feature names end with the 7 height features"):
         build_onnx_model(odd)
 
 

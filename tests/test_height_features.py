@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stairsense.features import HEIGHT_NAMES, WindowRowStage, feature_names_for, height_columns, window_dataset
+from stairsense.features import HEIGHT_NAMES, LONG_STEPS, WindowRowStage, feature_names_for, height_columns, window_dataset
 from stairsense.stream import (
     Activity,
     Barometer,
@@ -27,7 +27,7 @@ def _walk(seed: int, legs=(("stairs", 1), ("lift", -1), ("stairs", -1))):
 
 
 def _brute_force(result, config):
-    """The 5 features and the height at each kept window's end, from the filter pushed sample by sample
+    """The 7 features and the height at each kept window's end, from the filter pushed sample by sample
     and the windows' samples and times read one by one (the run rule written out again)."""
     std = result.standardized
     pressure = result.log.pressure[std.first: std.first + std.t_ns.size]
@@ -41,11 +41,13 @@ def _brute_force(result, config):
         if last_end is not None and (w.t_start_ns[i] - last_end) / 1e9 > config.step_context_gap_s:
             block = []
         last_end = w.t_end_ns[i]
-        block = (block + [(w.start[i], w.stop[i])])[-config.step_context:]
-        first = block[0][0]
-        speeds = np.concatenate([hv[a:b, 1] for a, b in block])
-        change = h[-1] - hv[first, 0]
-        rows.append([abs(h[-1] - h[0]), abs(np.mean(v)), abs(np.mean(speeds)), abs(change) / len(block), change])
+        block = (block + [(w.start[i], w.stop[i])])[-max(config.step_context, LONG_STEPS):]
+        row = [abs(h[-1] - h[0]), abs(np.mean(v))]
+        for steps in (block[-config.step_context:], block[-LONG_STEPS:]):
+            speeds = np.concatenate([hv[a:b, 1] for a, b in steps])
+            change = h[-1] - hv[steps[0][0], 0]
+            row += [abs(np.mean(speeds)), abs(change) / len(steps)]
+        rows.append(row + [h[-1] - hv[block[-config.step_context:][0][0], 0]])
         ends.append(h[-1])
     return np.array(rows), np.array(ends)
 
@@ -64,6 +66,8 @@ def test_height_features_are_their_definitions_over_the_filters_output(seed, con
     np.testing.assert_array_equal(rows.height_m, ends)
     # the run restarts where the person stands (the lift), so the oracle's gap rule was exercised
     assert (rows.step_context[:, -1] == 1).sum() >= 2
+    # and some runs outgrew the long block, whose oldest window the oracle then dropped
+    assert max(len(run) for run in np.split(rows.step_context[:, -1], np.flatnonzero(rows.step_context[:, -1] == 1)[1:])) > LONG_STEPS
     # they are the last columns of the model's features, after the Table 12.1 and step-context ones
     assert rows.features().shape[1] == len(feature_names_for(config))
     np.testing.assert_array_equal(rows.features()[:, -len(HEIGHT_NAMES):], rows.height)
@@ -85,16 +89,16 @@ def test_stairs_have_the_height_of_their_risers_and_level_walking_none():
 def test_off_by_default_and_only_with_a_step_context():
     assert PipelineConfig().barometer is False
     assert feature_names_for(PipelineConfig()) == feature_names_for(PipelineConfig(barometer=False))
-    assert feature_names_for(PipelineConfig(barometer=True))[-5:] == list(HEIGHT_NAMES)
+    assert feature_names_for(PipelineConfig(barometer=True))[-len(HEIGHT_NAMES):] == list(HEIGHT_NAMES)
     assert PipelineConfig.from_record({k: v for k, v in PipelineConfig(barometer=True).to_dict().items()
                                        if k != "barometer"}).barometer is False  # a record from before issue 24
     with pytest.raises(ValueError, match="barometer needs step_context >= 1"):
         PipelineConfig(barometer=True, step_context=0)
     with pytest.raises(ValueError, match="barometer must be true or false"):
         PipelineConfig(barometer=1)
-    assert height_columns(feature_names_for(PipelineConfig(barometer=True))) == 5
+    assert height_columns(feature_names_for(PipelineConfig(barometer=True))) == len(HEIGHT_NAMES) == 7
     assert height_columns(feature_names_for(PipelineConfig())) == 0
-    with pytest.raises(ValueError, match="5 HEIGHT_NAMES, in order, at the end"):
+    with pytest.raises(ValueError, match="7 HEIGHT_NAMES, in order, at the end"):
         height_columns(list(HEIGHT_NAMES) + ["x"])
 
 

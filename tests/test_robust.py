@@ -140,7 +140,7 @@ def test_required_columns_are_kept_beside_the_top_k_of_the_others(seed, k, requi
 
 
 def test_a_barometer_recipe_keeps_the_height_features():
-    """train's pipeline keeps the 5 height features whatever EasyMKL makes of them, beside its k."""
+    """train's pipeline keeps the 7 height features whatever EasyMKL makes of them, beside its k."""
     from stairsense.features import HEIGHT_NAMES
     from stairsense.models import TRAIN_DEFAULTS
 

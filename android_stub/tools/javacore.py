@@ -20,6 +20,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (ROOT / "core" / "src" / "main" / "java", ROOT / "core" / "src" / "tools" / "java")
 RAW_DTYPE = np.dtype([("t", "<i8"), ("v", "<f8", (11,))])
+#: Height features per kept window (the core's ``HeightContext.N_FEATURES``, Python's ``HEIGHT_NAMES``).
+N_HEIGHT = 7
 SAMPLE_DTYPE = np.dtype([("segment", "<i8"), ("index", "<i8"), ("t", "<i8"), ("x", "<f8", (6,)), ("vertical", "<f8")])
 
 
@@ -67,7 +69,7 @@ class JavaRun:
     steps: int | None
     error: str | None
     step_context: np.ndarray | None = None  # (kept windows, 36) when the configuration has step_context > 0
-    height: np.ndarray | None = None  # (kept windows, 5) when the configuration has barometer
+    height: np.ndarray | None = None  # (kept windows, 7) when the configuration has barometer
     climb: tuple | None = None  # (up, down, climbed_m, descended_m, floors_up, floors_down): run with decisions
 
 
@@ -94,7 +96,7 @@ def read_run(prefix: Path) -> JavaRun:
             error = rest
     samples = np.fromfile(f"{prefix}.samples.bin", dtype=SAMPLE_DTYPE)
     step_context = np.array(context, dtype=np.float64).reshape(-1, 36) if context else None
-    heights = np.array(height, dtype=np.float64).reshape(-1, 5) if height else None
+    heights = np.array(height, dtype=np.float64).reshape(-1, N_HEIGHT) if height else None
     return JavaRun(restarts, windows, samples, steps, error, step_context, heights, climb)
 
 

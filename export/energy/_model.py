@@ -20,7 +20,7 @@ by stage, so the relative figures can be checked rather than calibrated:
   per sample of the actual code × ``cpu.speed_ratio`` (the height filter only with
   ``barometer=True``: it runs on every sample);
 * **step_context**, **height_features** — per kept window, the step-shape and step-context
-  features and (``barometer=True``) the 5 height features the host computes outside the ONNX
+  features and (``barometer=True``) the 7 height features the host computes outside the ONNX
   graph: measured desktop µs per window × ``cpu.speed_ratio``;
 * **features**, **inference** — per classified window (the duration filter's rejects cost
   nothing beyond segmentation): ONNX Runtime latency of the exported graph's features part and

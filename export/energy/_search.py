@@ -23,7 +23,7 @@ __all__ = ["SearchSpace", "Protocol", "Candidate", "parse_budget"]
 class SearchSpace:
     """The grid; the default has 4 × 3 × 2 × 2 × 1 × 7 × 3 = 1008 configurations.
 
-    ``barometers`` holds ``False`` (accelerometer only), ``True`` (the 5 height features from the
+    ``barometers`` holds ``False`` (accelerometer only), ``True`` (the 7 height features from the
     barometer, ``PipelineConfig.barometer``) or both: with both, every front end has a barometer
     twin, scored on the same recordings under the same protocol, which must then carry air
     pressure (:func:`~._optimise.evaluate_all`).

@@ -208,7 +208,7 @@ class StageCosts:
         Nanoseconds per input sample of the height filter (0 for a configuration without the
         barometer).
     height_features_us : float or None
-        Microseconds per kept window of the 5 height features (0 without the barometer).
+        Microseconds per kept window of the 7 height features (0 without the barometer).
 
     A None figure was not measured (a record from before that work was priced);
     :func:`~._model.estimate` refuses to price the work with it rather than count it as free.
@@ -548,7 +548,7 @@ def _paired_latency_us(first: onnx.ModelProto, second: onnx.ModelProto, window: 
     options.log_severity_level = 3  # the features-only graph leaves unused constants ORT warns about
     sessions = [ort.InferenceSession(m.SerializeToString(), options, providers=["CPUExecutionProvider"])
                 for m in (first, second)]
-    # A graph may also take the host's step_context [1, 36] and height [1, 5]; their values do not change the cost.
+    # A graph may also take the host's step_context [1, 36] and height [1, 7]; their values do not change the cost.
     feeds = [{i.name: window if i.name == "samples" else np.zeros(i.shape, np.float32) for i in s.get_inputs()}
              for s in sessions]
     times = ([], [])

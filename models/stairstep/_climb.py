@@ -82,7 +82,7 @@ class ClimbCounter:
     >>> counter = ClimbCounter(context=5)
     >>> for i in range(5):
     ...     h_end = 0.17 * (i + 1)
-    ...     height = np.array([[0.17, 0.3, 0.3, 0.17, h_end]])  # HEIGHT_NAMES: magnitudes, then the signed change
+    ...     height = np.array([[0.17, 0.3, 0.3, 0.17, 0.3, 0.17, h_end]])  # HEIGHT_NAMES: magnitudes, then the signed change
     ...     _ = counter.push([1], height, [h_end], [i * 10**9], [(i + 1) * 10**9])
     >>> counter.up, counter.down, round(counter.climbed_m, 2), counter.floors_ascended
     (5, 0, 0.85, 0)
@@ -90,7 +90,8 @@ class ClimbCounter:
     A lone stair step (a door's pressure step met a level step) is a stair step, not a climb:
 
     >>> lone = ClimbCounter(context=5)
-    >>> _ = lone.push([0, 1, 0], np.array([[0.0, 0, 0, 0, 0.0], [0.4, 0, 0, 0.1, 0.4], [0.0, 0, 0, 0, 0.4]]),
+    >>> _ = lone.push([0, 1, 0], np.array([[0.0, 0, 0, 0, 0, 0, 0.0], [0.4, 0, 0, 0.1, 0, 0.1, 0.4],
+    ...                              [0.0, 0, 0, 0, 0, 0, 0.4]]),
     ...               [0.0, 0.4, 0.4], [0, 10**9, 2 * 10**9], [10**9, 2 * 10**9, 3 * 10**9])
     >>> lone.up, lone.climbed_m
     (1, 0.0)
@@ -119,10 +120,10 @@ class ClimbCounter:
         ----------
         decided : array-like of int, shape (W,)
             The model's decisions (1 = STAIR).
-        height, height_m, t_start_ns, t_end_ns : arrays of shape (W, 5) and (W,)
+        height, height_m, t_start_ns, t_end_ns : arrays of shape (W, 7) and (W,)
             The windows' ``WindowRows.height``, ``height_m`` and times.
         """
-        height = np.asarray(height, dtype=np.float64).reshape(-1, 5)
+        height = np.asarray(height, dtype=np.float64).reshape(-1, len(HEIGHT_NAMES))
         for stair, row, end_m, start, end in zip(np.asarray(decided) == STAIR, height, np.asarray(height_m, float),
                                                  t_start_ns, t_end_ns):
             block = self._run.push((bool(stair), float(end_m)), start, end)

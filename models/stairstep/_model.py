@@ -306,7 +306,7 @@ class StairstepModel:
             Row w holds window w's :data:`~stairsense.features.STEP_CONTEXT_NAMES` features;
             required when the model's feature names end with them (before any height features),
             refused otherwise.
-        height : array-like of shape (W, 5), optional
+        height : array-like of shape (W, 7), optional
             Row w holds window w's :data:`~stairsense.features.HEIGHT_NAMES` features;
             required when the model reads the barometer (its feature names end with them), refused
             otherwise.

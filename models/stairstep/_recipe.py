@@ -21,7 +21,8 @@ HEADS = ("auto", "komd", "trees")
 
 #: The trees head's size, gate and threshold, chosen over the 20 pairs of draws of simulated
 #: barometer people that ``benchmarks/results/barometer.md`` reports (so not out of sample for
-#: these choices; ``bench_komd_recipe.py``'s 9 fresh pairs are). The int8 export must fit 32 KB with
+#: these choices; ``bench_komd_recipe.py``'s 9 fresh pairs are), with the first five height
+#: features (the figures below; the long block's two came later, ``features/_height_features.py``). The int8 export must fit 32 KB with
 #: its metadata (up to ~6 KB): 100 trees of at most 8 leaves take 7 KB (72 bytes a tree,
 #: ``stairsense.export._trees``) and each landmark 58 bytes. The bytes buy more as landmarks than
 #: as trees: 180 landmarks rather than 128 cut the stair steps called in IPIN's calibration
@@ -80,9 +81,9 @@ class TrainRecipe:
         The classifier on EasyMKL's columns. ``"trees"``: :class:`~stairsense.models.GatedTreesClassifier`
         with :data:`TREES_HEAD` (its gate at this recipe's ``gamma``, ``support_quantile`` and
         ``support_scale``; ``n_landmarks`` and ``lam`` are KOMD's and unused). ``"auto"``: trees
-        when ``config.barometer``, else KOMD. With the barometer the trees were better on draws
-        of simulated people that did not choose their threshold (``bench_komd_recipe.py``, 9
-        pairs: recall median 0.926 against KOMD's 0.920, level walking called stairs 0.73 %
+        when ``config.barometer``, else KOMD. With the barometer (its first five height features)
+        the trees were better on draws of simulated people that did not choose their threshold
+        (``bench_komd_recipe.py``, 9 pairs: recall median 0.926 against KOMD's 0.920, level walking called stairs 0.73 %
         against 1.44 %, F1 0.939 against 0.912) and on the 40 real IPIN walks (16, 24 and 21 of
         5,322 walk steps called stairs against 15, 18 and 162), at KOMD's exported size; without
         it they matched KOMD on UCI HAPT's held-out people (F1 0.954 against 0.955) and called
@@ -121,7 +122,7 @@ class TrainRecipe:
             The columns the pipeline will be fitted on; needed when ``invariant`` is set (the
             selector's allowed columns are chosen by name). The barometer's height features
             (:data:`~stairsense.features.HEIGHT_NAMES`) among them are kept beside EasyMKL's
-            ``k``, which it chooses among the others: ranked with the accelerometer's 115, the
+            ``k``, which it chooses among the others: ranked with the accelerometer's 115, the first
             five lost to them (one kept at k = 49), and a model trained with pressure hardly used
             it. Kept, level walking called stairs fell in 7 of 8 pairs of simulated sets (two
             training sets of 48 people, seeds 0 and 6, each against the same four validation

@@ -26,7 +26,7 @@ import org.stairsense.core.StepContext;
  * Mizell models) and returns {@code score: float32 [1]}; score ≥ 0 is STAIR. A model whose
  * configuration has {@code step_context > 0} also takes {@code step_context: float32 [1, 36]}, the
  * window's step-context features, and a model whose configuration has {@code barometer} (one
- * "with barometer", {@link PipelineConfig#modelKind}) takes {@code height: float32 [1, 5]}, its
+ * "with barometer", {@link PipelineConfig#modelKind}) takes {@code height: float32 [1, 7]}, its
  * height features: the core {@link Pipeline} computes both ({@link StepContext},
  * {@link HeightContext}) and hands them over with the window. The session options are the two
  * {@code export/_runtime.py::session_options} sets. The front-end configuration is read from the

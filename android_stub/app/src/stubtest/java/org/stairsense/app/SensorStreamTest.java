@@ -19,6 +19,7 @@ import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.stairsense.core.ClimbCounter;
+import org.stairsense.core.HeightContext;
 import org.stairsense.core.ModelConfigException;
 import org.stairsense.core.Pipeline;
 import org.stairsense.core.PipelineConfig;
@@ -331,7 +332,7 @@ class SensorStreamTest {
     void aBarometerModelListensToThePressureSensorAndGetsEachKeptWindowsHeightFeatures() throws Exception {
         StubRuntime.customMetadata = metadata(BAROMETER);
         StubRuntime.stepContextShape = new long[] {1, 36};
-        StubRuntime.heightShape = new long[] {1, 5};
+        StubRuntime.heightShape = new long[] {1, HeightContext.N_FEATURES};
         OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "baro.onnx");
         assertEquals("with barometer", classifier.config().modelKind());
         StepCounts counts = new StepCounts();
@@ -458,7 +459,7 @@ class SensorStreamTest {
     void aBarometerModelOnAPhoneWithoutABarometerIsRefused() throws Exception {
         StubRuntime.customMetadata = metadata(BAROMETER);
         StubRuntime.stepContextShape = new long[] {1, 36};
-        StubRuntime.heightShape = new long[] {1, 5};
+        StubRuntime.heightShape = new long[] {1, HeightContext.N_FEATURES};
         OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "baro.onnx");
         SensorStream stream = new SensorStream(classifier.config(), "rotvec", classifier, new StepCounts(), 5_000_000);
         FakeSensorManager manager = new FakeSensorManager(false);
@@ -479,9 +480,9 @@ class SensorStreamTest {
         StubRuntime.heightShape = new long[] {1, 4};
         ModelConfigException shape = assertThrows(ModelConfigException.class,
                 () -> new OrtStairClassifier(new byte[0], "baro.onnx"));
-        assertTrue(shape.getMessage().contains("input 'height' must be a float32 [1, 5] tensor"), shape.getMessage());
+        assertTrue(shape.getMessage().contains("input 'height' must be a float32 [1, 7] tensor"), shape.getMessage());
         StubRuntime.customMetadata = metadata(CONFIG.replace("}", ", \"step_context\": 5, \"step_context_gap_s\": 1.5}"));
-        StubRuntime.heightShape = new long[] {1, 5};
+        StubRuntime.heightShape = new long[] {1, HeightContext.N_FEATURES};
         ModelConfigException extra = assertThrows(ModelConfigException.class,
                 () -> new OrtStairClassifier(new byte[0], "stairs.onnx"));
         assertTrue(extra.getMessage().contains("barometer=false but the graph has a 'height' input"), extra.getMessage());

@@ -13,7 +13,7 @@ package org.stairsense.core;
  * classified (they are NO_STAIR by the duration filter, which saves the energy). When the model's
  * configuration has {@code step_context > 0}, every kept window also gets its 36 step-context
  * features (float32 {@code [1, 36]}: the model's input {@code step_context}); when it has
- * {@code barometer}, its 5 height features (float32 {@code [1, 5]}: the input {@code height}), from
+ * {@code barometer}, its 7 height features (float32 {@code [1, 7]}: the input {@code height}), from
  * the air pressure every row must then carry ({@link RawSample#PRESSURE}; a row without one is
  * refused). All come from {@link WindowRows}, which restarts with the front end after a gap. A
  * model without {@code barometer} ignores the pressure.

@@ -67,7 +67,7 @@ public final class PipelineConfig {
     /** A longer pause (s) between kept windows starts a new step-context run. */
     public final double stepContextGapS;
     /**
-     * The model reads the barometer: it takes the 5 height features ({@link HeightContext}, input
+     * The model reads the barometer: it takes the 7 height features ({@link HeightContext}, input
      * {@code height}), and every row needs the air pressure ({@link RawSample#PRESSURE}).
      */
     public final boolean barometer;
