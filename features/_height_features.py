@@ -24,9 +24,9 @@ block of the same run (up to :data:`LONG_STEPS` steps):
   average it down, while a flight of stairs keeps climbing through them. Long blocks of 10, 15,
   20 and 30 steps were tried on the 7 training draws of ``bench_barometer.py`` and
   ``bench_komd_recipe.py`` (48 simulated people each, the trees head) and 20 chosen; on 3 draws
-  that chose nothing (``bench_barometer.py --spread-train-seeds 15 16 17 --spread-test-seeds 18
-  19 20``, here and with the five), against 9 held-out draws of 56 people and the 40 real IPIN
-  walks: stair-step recall median 0.927 → 0.938, level walking called stairs 0.58 → 0.73 %, F1
+  that chose nothing (``train --barometer``'s recipe fitted on 48 simulated people of seeds 15, 16
+  and 17, with and without the long block), against 9 held-out draws of 56 people (seeds 18, 19,
+  20) and the 40 real IPIN walks: stair-step recall median 0.927 → 0.938, level walking called stairs 0.58 → 0.73 %, F1
   0.948 → 0.944, and the real walks' stair steps in the calibration openings 6, 2, 1 → 0, 0, 0 and
   between the way-points 4, 21, 3 → 0, 16, 0;
 * ``ctx_height_change_m`` — h at this window's last sample minus h at the first sample of the
