@@ -114,7 +114,8 @@ class HeightContext:
 
         change, ctx_speed, ctx_rise = rise_and_speed(run[-self.context:])
         _, long_speed, long_rise = rise_and_speed(run[-LONG_STEPS:])
-        return np.array([abs(last - first), abs(float(speed.mean())), ctx_speed, ctx_rise, long_speed, long_rise, change])
+        return np.array([abs(last - first), abs(float(speed.mean())), ctx_speed, ctx_rise, long_speed, long_rise,
+                         change])
 
 
 def height_columns(feature_names) -> int:

@@ -22,8 +22,8 @@ HEADS = ("auto", "komd", "trees")
 #: The trees head's size, gate and threshold, chosen over the 20 pairs of draws of simulated
 #: barometer people that ``benchmarks/results/barometer.md`` reports (so not out of sample for
 #: these choices; ``bench_komd_recipe.py``'s 9 fresh pairs are), with the first five height
-#: features (the figures below; the long block's two came later, ``features/_height_features.py``). The int8 export must fit 32 KB with
-#: its metadata (up to ~6 KB): 100 trees of at most 8 leaves take 7 KB (72 bytes a tree,
+#: features (the figures below; the long block's two came later, ``features/_height_features.py``).
+#: The int8 export must fit 32 KB with its metadata (up to ~6 KB): 100 trees of at most 8 leaves take 7 KB (72 bytes a tree,
 #: ``stairsense.export._trees``) and each landmark 58 bytes. The bytes buy more as landmarks than
 #: as trees: 180 landmarks rather than 128 cut the stair steps called in IPIN's calibration
 #: openings from 18, 3, 2, 11 to 4, 2, 2, 5 per training draw (fresh pairs: 8, 7, 8 to 7, 3, 7) at
