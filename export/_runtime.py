@@ -185,6 +185,12 @@ class OnnxStairModel:
             raise OnnxModelError(f"{self.path}: its configuration has barometer={self.config.barometer} but the graph "
                                  f"{'has a' if self.n_height else 'has no'} 'height' input; export the model again "
                                  "with stairsense export")
+        from stairsense.features import HEIGHT_NAMES
+
+        if self.n_height and self.n_height != len(HEIGHT_NAMES):
+            raise OnnxModelError(f"{self.path}: its graph takes {self.n_height} height features per window where this "
+                                 f"stairsense computes {len(HEIGHT_NAMES)} (an export from an older version); train "
+                                 "the model again with stairsense train --barometer and export it")
 
     def _host_rows(self, name: str, rows, n_windows: int):
         """``rows`` of the host-computed input ``name`` as float32 (W, width), or None for a graph without it."""

@@ -114,6 +114,18 @@ def test_replay_with_the_exported_file_counts_as_the_trained_model(model, heldou
     assert 0 < python.stair_steps < python.kept and python.floors_ascended > 0
 
 
+def test_an_export_with_another_number_of_height_features_is_refused_on_load(model, heldout, tmp_path, monkeypatch):
+    """A file from a version that computed fewer height features cannot be fed by this one: refused
+    on load, saying why and what to do, rather than at the first window."""
+    import stairsense.features as features
+
+    path = export_model(model, tmp_path / "baro.onnx", validation=heldout).path
+    monkeypatch.setattr(features, "HEIGHT_NAMES", features.HEIGHT_NAMES[:5])
+    with pytest.raises(OnnxModelError, match=r"takes 7 height features per window where this stairsense computes 5 "
+                                             r"\(an export from an older version\); train the model again"):
+        OnnxStairModel(path)
+
+
 def test_missing_or_misshapen_height_is_a_clear_error(model, heldout, rows, tmp_path):
     samples, offsets, context, height = validation_windows(heldout, CONFIG)
     np.testing.assert_array_equal(height, rows.height)
