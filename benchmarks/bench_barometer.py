@@ -3,7 +3,7 @@
 Every model is ``stairsense train``'s recipe (:data:`~stairsense.models.TRAIN_DEFAULTS`) at the
 shipped file's 30 Hz with ``orientation="vertical"`` (what ``auto`` resolves to on a log without a
 rotation vector, such as IPIN's, so one model serves the simulated and the real logs), fitted twice
-on the same windows: with the 5 height features (``train --barometer``) and without; its head is
+on the same windows: with the 7 height features (``train --barometer``) and without; its head is
 the trees with the barometer and KOMD without (``TrainRecipe.head`` "auto"). The windows
 come from simulated people walking through a building between floors (stairs, lifts, escalators,
 ramps; :func:`stairsense.export.energy.simulated_people`: a person, a placement and a phone
@@ -167,7 +167,7 @@ def windows(config, train, test, ipin) -> Windows:
 
 def without_height(w: Windows) -> Windows:
     """The accelerometer-only twin's windows: a barometer configuration's rows are its own rows
-    plus the five height features at the end (``tests/test_window_rows.py``), so one front-end pass
+    plus the seven height features at the end (``tests/test_window_rows.py``), so one front-end pass
     serves both models and they see the very same windows."""
     def drop(ds: WindowDataset) -> WindowDataset:
         return dataclasses.replace(ds, X=ds.X[:, :-len(HEIGHT_NAMES)], feature_names=ds.feature_names[:-len(HEIGHT_NAMES)])
@@ -543,7 +543,7 @@ def main(argv=None):
         "",
         f"`python benchmarks/bench_barometer.py` at {git_commit(RESULTS.parent)}; load average {load_average()}; "
         f"{elapsed:.0f} s. Recipe: `stairsense train`'s at 30 Hz, orientation vertical, with (`--barometer`: "
-        f"{TRAIN_DEFAULTS.replace(config=CONFIG.replace(barometer=True)).describe()}) and without the 5 height "
+        f"{TRAIN_DEFAULTS.replace(config=CONFIG.replace(barometer=True)).describe()}) and without the {len(HEIGHT_NAMES)} height "
         f"features ({TRAIN_DEFAULTS.replace(config=CONFIG).describe()}), each trained on the same windows. "
         f"Simulated people: {args.train_people} to train (seed {args.seed}), {args.test_people} others held out "
         f"(seed {args.seed + 1}), each in one of the simulator's {len(PLACEMENTS)} placements ({', '.join(sorted(PLACEMENTS))}). "

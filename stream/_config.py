@@ -112,9 +112,9 @@ class PipelineConfig:
         A new context run starts when a kept window starts more than this after the previous kept
         one ended (standing still, rejected windows): 1.5 s, as in the research of row B.
     barometer : bool, default=False
-        Add the 5 height features (``stairsense.features.HEIGHT_NAMES``) after the others: the height
-        change and vertical speed over each step and over its step context, from the causal
-        :class:`~stairsense.stream.HeightFilter` of the log's air pressure and the vertical
+        Add the 7 height features (``stairsense.features.HEIGHT_NAMES``) after the others: the height
+        change and vertical speed over each step, over its step context and over its last 20 steps,
+        from the causal :class:`~stairsense.stream.HeightFilter` of the log's air pressure and the vertical
         acceleration. A model trained with it needs logs with pressure
         (a ``p`` column); one without is the accelerometer-only model. Needs ``step_context`` ≥ 1
         (the context the height is taken over). Changes the feature columns, like ``step_context``.
