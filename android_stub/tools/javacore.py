@@ -20,8 +20,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (ROOT / "core" / "src" / "main" / "java", ROOT / "core" / "src" / "tools" / "java")
 RAW_DTYPE = np.dtype([("t", "<i8"), ("v", "<f8", (11,))])
-#: Height features per kept window (the core's ``HeightContext.N_FEATURES``, Python's ``HEIGHT_NAMES``).
-N_HEIGHT = 7
 SAMPLE_DTYPE = np.dtype([("segment", "<i8"), ("index", "<i8"), ("t", "<i8"), ("x", "<f8", (6,)), ("vertical", "<f8")])
 
 
@@ -95,8 +93,10 @@ def read_run(prefix: Path) -> JavaRun:
         elif kind == "E":
             error = rest
     samples = np.fromfile(f"{prefix}.samples.bin", dtype=SAMPLE_DTYPE)
-    step_context = np.array(context, dtype=np.float64).reshape(-1, 36) if context else None
-    heights = np.array(height, dtype=np.float64).reshape(-1, N_HEIGHT) if height else None
+    # Each printed row carries its own width (the core's StepContext and HeightContext N_FEATURES),
+    # so no copy of those constants here; the parity tests compare the shapes with Python's.
+    step_context = np.array(context, dtype=np.float64) if context else None
+    heights = np.array(height, dtype=np.float64) if height else None
     return JavaRun(restarts, windows, samples, steps, error, step_context, heights, climb)
 
 
