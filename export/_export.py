@@ -11,7 +11,10 @@ and ``stair: [1] bool`` (score ≥ 0). Inside: the features EasyMKL kept (float6
 the RBF decision (:mod:`._compact`). A model with the trees head
 (:class:`~stairsense.models.GatedTreesClassifier`, what ``train --barometer`` fits) has the trees
 and their support gate in its place (:mod:`._trees`; ``stair`` is score > 0, the estimator's rule)
-and is held to the decision agreement below at every precision.
+and is held to the decision agreement below at every precision. When the trees have an onset
+threshold (``GatedTreesClassifier.onset_threshold``; ``train --barometer``'s do) the graph outputs
+``onset_score: [1] float32`` too (≥ 0: the window reaches it), which the step vote reads beside the
+decision (:class:`~stairsense.models.StepVote`); its decisions are held to the same agreement.
 
 A model whose feature names end with :data:`~stairsense.features.STEP_CONTEXT_NAMES` (a
 configuration with ``step_context > 0``) has a second input ``step_context: [1, 36]
@@ -54,7 +57,7 @@ from ._compact import PRECISIONS, RBFHead, add_rbf_decision, reduce_support, sav
 from ._features_graph import FEATURE_FORMULAS, add_window_features, parse_feature_names
 from ._graph import GraphBuilder
 from ._metadata import write_metadata
-from ._runtime import run_windows, session_options
+from ._runtime import ONSET_OUTPUT, run_windows, session_options
 from ._trees import add_tree_decision
 
 __all__ = [
@@ -226,14 +229,19 @@ def build_onnx_model(model: StairstepModel, precision: str = "fp32", *, max_supp
     if scaler.clip:
         scaled = g.op("Clip", scaled, g.const(np.float64(low * root)), g.const(np.float64(high * root)))
     x = g.op("Cast", scaled, to=onnx.TensorProto.FLOAT, hint="scaled")
+    onset = None
     if trees:
-        score, stored_head = add_tree_decision(g, x, head, precision)
+        score, onset, stored_head = add_tree_decision(g, x, head, precision)
     else:
         score, stored_head = add_rbf_decision(g, x, head, precision, x_times_sqrt_gamma=True)
     score = g.rename(score, "score")
     # each head's own rule at a tie: KOMD's f − θ ≥ 0, scikit-learn's > 0 for the trees
     g.rename(g.op("Greater" if trees else "GreaterOrEqual", score, g.const(np.float32(0.0))), "stair")
-    onnx_model = g.model({"score": (np.float32, [1]), "stair": (np.bool_, [1])}, name="stairsense_stairstep")
+    outputs = {"score": (np.float32, [1]), "stair": (np.bool_, [1])}
+    if onset is not None:
+        g.rename(onset, ONSET_OUTPUT)
+        outputs[ONSET_OUTPUT] = (np.float32, [1])
+    onnx_model = g.model(outputs, name="stairsense_stairstep")
 
     def stored(X):
         return stored_head.decision_function(scaler.transform(np.asarray(X, np.float64))[:, selected])
@@ -348,8 +356,8 @@ def _session(model_bytes_or_path):
     return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
 
-def _onnx_scores(session, samples, offsets, inputs) -> np.ndarray:
-    return run_windows(session, samples, offsets, inputs).astype(np.float64)
+def _onnx_scores(session, samples, offsets, inputs, outputs=("score",)) -> np.ndarray:
+    return run_windows(session, samples, offsets, inputs, outputs).astype(np.float64)
 
 
 # What to pass when validation windows lack the rows a host-computed input of the model needs.
@@ -466,7 +474,9 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     head = "trees" if trees else "komd"
     n_stored, n_trained = _n_points(stored_head), _n_points(model.pipeline[-1])
     exact = precision == "fp32" and n_stored == n_trained and not trees
-    scores = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets, inputs)
+    outputs = ("score", ONSET_OUTPUT) if model.onset_threshold is not None else ("score",)
+    ran = _onnx_scores(_session(onnx_model.SerializeToString()), samples, offsets, inputs, outputs)
+    scores = ran[:, 0]
     # A reduced support set is held to the same agreement as any other compaction; a file
     # that decides differently from the evaluated model is refused, never written with a warning.
     min_agreement = MIN_AGREEMENT if min_agreement is None else min_agreement
@@ -481,6 +491,13 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     # compaction. The median score gap stays ~1e-7 and shows a wrong graph.
     parity = _parity(scores, reference, stored(X), exact_reference=exact, score_tol=np.inf if trees else score_tol,
                      min_agreement=min_agreement, hint=hint)
+    if model.onset_threshold is not None:
+        onset_reference = model.pipeline[-1].onset_decision_function(model.pipeline[:-1].transform(X))
+        parity["onset_agreement"] = float(np.mean((ran[:, 1] >= 0) == (onset_reference >= 0)))
+        if parity["onset_agreement"] < min_agreement:
+            raise ExportParityError(
+                f"the exported graph's onset decisions agree with the Python model's on {parity['onset_agreement']:.2%} "
+                f"of {scores.size} validation windows < {min_agreement:.2%}. Nothing was written; {hint or 'try fp32'}")
     selected = model.pipeline[-2].get_support()
     write_metadata(onnx_model, {
         "config": model.config.to_dict(),
@@ -492,6 +509,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
         "head": head,
         "compaction": {"precision": precision, "support_vectors": n_stored, "trained_support_vectors": n_trained},
         "parity": parity,
+        **({"onset_threshold": float(model.onset_threshold)} if model.onset_threshold is not None else {}),
     })
     # The .ort twin is checked against the .onnx before either is renamed into place.
     with atomic_write(out) as tmp:
@@ -499,8 +517,8 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
         if ort:
             with atomic_write(out.with_suffix(".ort")) as ort_tmp:
                 save_ort_format(tmp, ort_tmp)
-                ort_scores = _onnx_scores(_session(ort_tmp), samples, offsets, inputs)
-                parity["ort_format_max_abs_diff_vs_onnx"] = float(np.max(np.abs(ort_scores - scores)))
+                ort_scores = _onnx_scores(_session(ort_tmp), samples, offsets, inputs, outputs)
+                parity["ort_format_max_abs_diff_vs_onnx"] = float(np.max(np.abs(ort_scores - ran)))
                 if parity["ort_format_max_abs_diff_vs_onnx"] > score_tol:
                     raise ExportParityError(
                         f"the ORT-format model differs from the ONNX model by "

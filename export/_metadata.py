@@ -24,7 +24,8 @@ FORMAT_VERSION = 1
 _PREFIX = "stairsense."
 HASH_KEY = _PREFIX + "content_sha256"
 # Keys whose values are JSON; the others are plain strings.
-_JSON_KEYS = frozenset({"config", "feature_names", "input_feature_names", "training", "parity", "compaction"})
+_JSON_KEYS = frozenset({"config", "feature_names", "input_feature_names", "training", "parity", "compaction",
+                        "onset_threshold"})
 
 
 class OnnxModelError(ValueError):

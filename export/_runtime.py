@@ -26,7 +26,11 @@ from stairsense.stream import PipelineConfig
 
 from ._metadata import FORMAT, FORMAT_VERSION, HASH_KEY, OnnxModelError, content_hash, read_metadata
 
-__all__ = ["OnnxModelError", "OnnxStairModel", "inspect_model", "session_options"]
+__all__ = ["ONSET_OUTPUT", "OnnxModelError", "OnnxStairModel", "inspect_model", "session_options"]
+
+#: The graph output of a head with a flight-onset threshold: ≥ 0 where a window reaches it
+#: (``GatedTreesClassifier.onset_decision_function``), read by the step vote.
+ONSET_OUTPUT = "onset_score"
 
 # The FlatBuffers file identifier of ONNX Runtime's ORT format, at bytes 4..8.
 _ORT_IDENTIFIER = b"ORTM"
@@ -119,7 +123,7 @@ class OnnxStairModel:
     n_step_context : int
         Step-context features per window of the ``step_context`` input (36), or 0 without one.
     n_height : int
-        Height features per window of the ``height`` input (5: a model that reads the barometer),
+        Height features per window of the ``height`` input (7: a model that reads the barometer),
         or 0 without one.
 
     Examples
@@ -191,6 +195,7 @@ class OnnxStairModel:
             raise OnnxModelError(f"{self.path}: its graph takes {self.n_height} height features per window where this "
                                  f"stairsense computes {len(HEIGHT_NAMES)} (an export from an older version); train "
                                  "the model again with stairsense train --barometer and export it")
+        self._has_onset = ONSET_OUTPUT in {o.name for o in self._session.get_outputs()}
 
     def _host_rows(self, name: str, rows, n_windows: int):
         """``rows`` of the host-computed input ``name`` as float32 (W, width), or None for a graph without it."""
@@ -253,15 +258,33 @@ class OnnxStairModel:
             When ``step_context`` or ``height`` is missing for a model that takes it (or given to
             one without), or its shape is not (W, 36) or (W, 7).
         """
+        return self._run(samples, offsets, step_context, height, ("score",))[:, 0]
+
+    def _run(self, samples, offsets, step_context, height, outputs) -> np.ndarray:
         samples, offsets = self._windows(samples, offsets)
         n_windows = offsets.size - 1
         inputs = {"step_context": self._host_rows("step_context", step_context, n_windows),
                   "height": self._host_rows("height", height, n_windows)}
-        return run_windows(self._session, samples, offsets, inputs)
+        return run_windows(self._session, samples, offsets, inputs, outputs)
 
     def predict_windows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
         """Labels (1 = STAIR, 0 = NO_STAIR) of each window; arguments as :meth:`decision_windows`."""
         return np.where(self.decision_windows(samples, offsets, step_context, height) >= 0, _STAIR, _NO_STAIR)
+
+    @property
+    def onset_threshold(self) -> float | None:
+        """The trees' flight-onset threshold the file was exported with (None: the graph has no
+        ``onset_score`` output)."""
+        return self.metadata.get("onset_threshold") if self._has_onset else None
+
+    def decide_windows(self, samples, offsets, step_context=None, height=None) -> tuple[np.ndarray, np.ndarray]:
+        """Labels of each window and whether it reaches the onset threshold (``onset_score`` ≥ 0; all
+        False for a graph without that output), for the step vote; arguments as
+        :meth:`decision_windows`, one ``session.run`` per window."""
+        outputs = ("score", ONSET_OUTPUT) if self._has_onset else ("score",)
+        scores = self._run(samples, offsets, step_context, height, outputs)
+        onset = scores[:, 1] >= 0 if self._has_onset else np.zeros(scores.shape[0], dtype=bool)
+        return np.where(scores[:, 0] >= 0, _STAIR, _NO_STAIR), onset
 
     def predict(self, X):
         raise TypeError(
@@ -273,14 +296,14 @@ class OnnxStairModel:
         return f"OnnxStairModel({str(self.path)!r}, {len(self.metadata.get('feature_names', []))} features)"
 
 
-def run_windows(session, samples, offsets, inputs) -> np.ndarray:
-    """float32 ``score`` of each window ``samples[offsets[w]:offsets[w + 1]]``, one ``session.run``
-    per window as on the phone, with row w of every array in ``inputs`` (graph input name → (W, k)
-    float32 rows; None entries are inputs the graph does not take)."""
+def run_windows(session, samples, offsets, inputs, outputs=("score",)) -> np.ndarray:
+    """float32 ``outputs`` (each ``[1]``) of each window ``samples[offsets[w]:offsets[w + 1]]``, shape
+    (W, len(outputs)), one ``session.run`` per window as on the phone, with row w of every array in
+    ``inputs`` (graph input name → (W, k) float32 rows; None entries are inputs the graph does not take)."""
     rows = {name: np.asarray(value, np.float32) for name, value in inputs.items() if value is not None}
-    run = session.run
-    return np.array([run(["score"], {"samples": samples[a:b], **{name: r[w : w + 1] for name, r in rows.items()}})[0][0]
-                     for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))], dtype=np.float32)
+    run, outputs = session.run, list(outputs)
+    return np.array([[out[0] for out in run(outputs, {"samples": samples[a:b], **{name: r[w : w + 1] for name, r in rows.items()}})]
+                     for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))], dtype=np.float32).reshape(-1, len(outputs))
 
 
 def inspect_model(path) -> dict:

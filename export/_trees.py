@@ -28,7 +28,8 @@ feature index of each node (int8), its split (float32, as the model compares) an
 the opset-5 ``TreeEnsemble``. The gate is
 :func:`~stairsense.export._compact.add_rbf_kernel`'s kernel row over the landmarks (int8 by
 default), its maximum less τ; the score is min(F(x) − threshold, gate), STAIR where it is > 0,
-the estimator's rule.
+the estimator's rule. A head with an ``onset_threshold`` also gives min(F(x) − onset_threshold,
+gate), the same sum and gate with another constant.
 """
 from __future__ import annotations
 
@@ -97,8 +98,10 @@ def tree_tensors(trees) -> dict:
 
 def add_tree_decision(g: GraphBuilder, x: str, trees, precision: str):
     """Add one window's score (``[1]``) of a fitted ``GatedTreesClassifier`` on its ``[k]`` float32
-    features ``x``; return (score name, the classifier as stored: its landmarks after rounding and,
-    below fp32, its leaf values in float16)."""
+    features ``x``; return (score name, onset score name or None, the classifier as stored: its
+    landmarks after rounding and, below fp32, its leaf values in float16). The onset score is the
+    same min at ``onset_threshold`` (the classifier's ``onset_decision_function``), for a classifier
+    that has one: the trees and the gate are computed once for both."""
     stored = copy.deepcopy(trees)
     leaf_dtype = np.float32 if precision == "fp32" else np.float16
     stored.leaf_value_ = trees.leaf_value_.astype(leaf_dtype).astype(np.float64)
@@ -132,7 +135,14 @@ def add_tree_decision(g: GraphBuilder, x: str, trees, precision: str):
     else:  # no tree has a split: the score is the constant, broadcast to the window's [1]
         score = g.op("Add", g.op("Mul", g.op("ReduceSum", x, g.const(np.array([0], np.int64)), keepdims=1),
                                  g.const(np.float32(0.0))), score, hint="score")
+    onset = None
+    if trees.onset_threshold is not None:
+        onset = g.op("Add", score, g.const(np.array([trees.threshold - trees.onset_threshold], np.float32)),
+                     hint="onset_score")
     if trees.support_threshold_ is not None:
         kernel, stored.support_vectors_ = add_rbf_kernel(g, x, trees.support_vectors_, trees.gamma_, precision)
-        score = g.op("Min", score, add_support_gate(g, kernel, trees.support_threshold_), hint="score")
-    return score, stored
+        gate = add_support_gate(g, kernel, trees.support_threshold_)
+        score = g.op("Min", score, gate, hint="score")
+        if onset is not None:
+            onset = g.op("Min", onset, gate, hint="onset_score")
+    return score, onset, stored

@@ -73,7 +73,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--head", choices=HEADS, default=TRAIN_DEFAULTS.head,
                    help="the classifier on EasyMKL's features: komd (RBF KOMD, the thesis's), trees ("
                         f"{TREES_HEAD['n_trees']} boosted trees of {TREES_HEAD['max_leaves']} leaves behind a support "
-                        f"gate of {TREES_HEAD['n_landmarks']} stair landmarks; --lam and --landmarks are "
+                        f"gate of {TREES_HEAD['n_landmarks']} stair landmarks, the window before a STAIR one STAIR "
+                        f"from log-odds {TREES_HEAD['onset_threshold']:g}; --lam and --landmarks are "
                         "KOMD's and unused), or auto: trees with --barometer, where they measured better, komd "
                         "without (see stairsense.models.TrainRecipe; default %(default)s)")
     p.add_argument("--invariant-features", action=argparse.BooleanOptionalAction, default=TRAIN_DEFAULTS.invariant,

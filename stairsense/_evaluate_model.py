@@ -72,8 +72,9 @@ def evaluate_model(model_path, logs: Iterable, *, config: PipelineConfig | None 
         rows = WindowRowStage(config, result.log.rate_hz, labelled=True).process(result)
         if not len(rows):
             continue
-        p = vote_decisions(model.predict_windows(rows.samples, rows.offsets, **rows.model_inputs()),
-                           rows.t_start_ns, rows.t_end_ns, config.vote_steps, config.step_context_gap_s)
+        decided, onset = model.decide_windows(rows.samples, rows.offsets, **rows.model_inputs())
+        p = vote_decisions(decided, rows.t_start_ns, rows.t_end_ns, config.vote_steps, config.step_context_gap_s,
+                           onset=onset)
         good = rows.label != AMBIGUOUS
         truth.append(rows.label[good] == STAIR)
         pred.append(p[good] == STAIR)

@@ -2,7 +2,7 @@
 
 No algorithm lives here (DESIGN.md): replay composes the reader (``stream``), the resampler and the
 front end (``stream``), the window-row stage (``features``), a stair-step model's
-``predict_windows``, the step vote and, for a model that reads the barometer, the climb counter
+``decide_windows``, the step vote and, for a model that reads the barometer, the climb counter
 (``models``) the way the phone does, chunk after chunk with every stage's state carried across,
 and counts what they produce.
 """
@@ -194,8 +194,8 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
     model : StairstepModel or OnnxStairModel, optional
         A stair-step classifier; kept windows it calls STAIR, after the vote of ``config.vote_steps``
         consecutive windows (:class:`~stairsense.models.StepVote`; the last ones are decided at each
-        segment's end), are counted as stair steps. Its
-        ``predict_windows`` gets each chunk's :class:`~stairsense.features.WindowRows` (samples,
+        segment's end; a window at the model's onset threshold before a STAIR window too), are
+        counted as stair steps. Its ``decide_windows`` gets each chunk's :class:`~stairsense.features.WindowRows` (samples,
         offsets and, when ``config.step_context > 0``, the step context; when ``config.barometer``,
         the height features, and the log must record air pressure: a log without it is refused). One
         :class:`~stairsense.features.WindowRowStage` runs per segment, so the rows equal those of the
@@ -279,10 +279,10 @@ def replay(source, config: PipelineConfig | None = None, *, model=None, repair=(
             if rows is not None:
                 closed = rows.process(result)
                 if len(closed):
-                    decided = model.predict_windows(closed.samples, closed.offsets, **closed.model_inputs())
+                    decided, onset = model.decide_windows(closed.samples, closed.offsets, **closed.model_inputs())
                     climb_rows = (closed.height, closed.height_m, closed.t_start_ns, closed.t_end_ns) \
                         if climb is not None else ()
-                    count(*vote.push(decided, closed.t_start_ns, closed.t_end_ns, *climb_rows))
+                    count(*vote.push(decided, closed.t_start_ns, closed.t_end_ns, *climb_rows, onset=onset))
             if on_windows is not None:
                 on_windows(result, chunk)
             if bar is not None:

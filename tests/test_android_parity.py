@@ -271,19 +271,20 @@ def model_metadata(path) -> dict:
                 .get_modelmeta().custom_metadata_map)
 
 
-def phone_votes(decided, kept, config: PipelineConfig) -> np.ndarray:
+def phone_votes(decided, kept, config: PipelineConfig, onset=None) -> np.ndarray:
     """The voted decisions of the Java core's kept windows (``(segment, start, stop, t_start, t_end,
-    status)``) from the model's own: ``vote_decisions`` per segment, as replay and the phone's
-    pipeline end the vote's runs at every restart after a gap."""
+    status)``) from the model's own (and its onset candidates): ``vote_decisions`` per segment, as
+    replay and the phone's pipeline end the vote's runs at every restart after a gap."""
     from stairsense.models import vote_decisions
 
     decided = np.asarray(decided)
+    onset = np.zeros(decided.shape, dtype=bool) if onset is None else np.asarray(onset)
     segment, t_start, t_end = (np.array([w[k] for w in kept]) for k in (0, 3, 4))
     voted = np.empty_like(decided)
     for s in np.unique(segment):
         mine = segment == s
         voted[mine] = vote_decisions(decided[mine], t_start[mine], t_end[mine], config.vote_steps,
-                                     config.step_context_gap_s)
+                                     config.step_context_gap_s, onset=onset[mine])
     return voted
 
 
@@ -486,22 +487,23 @@ def test_a_barometer_model_decides_on_the_phone_as_in_python(java, tmp_path, bar
     index = np.concatenate([np.arange(a, b) for _, a, b, *_ in kept])
     offsets = np.concatenate([[0], np.cumsum([b - a for _, a, b, *_ in kept])])
     onnx_model = OnnxStairModel(path)
-    phone = onnx_model.predict_windows(got.samples["x"][index, :3], offsets, got.step_context, got.height)
+    phone, phone_onset = onnx_model.decide_windows(got.samples["x"][index, :3], offsets, got.step_context, got.height)
 
     result = run_front_end(log, model.config)
     rows = WindowRowStage(model.config, result.log.rate_hz).process(result)
     assert len(rows) == len(kept)
     np.testing.assert_allclose(got.height, rows.height, rtol=1e-9, atol=1e-12)
-    python = model.predict_windows(rows.samples, rows.offsets, **rows.model_inputs())
+    python, python_onset = model.decide_windows(rows.samples, rows.offsets, **rows.model_inputs())
     np.testing.assert_array_equal(phone, python)
+    np.testing.assert_array_equal(phone_onset, python_onset)
     assert 0 < phone.sum() < len(kept)  # both classes occur, so the comparison can fail
-    stairs = int(phone_votes(phone, kept, model.config).sum())  # what the phone counts
+    stairs = int(phone_votes(phone, kept, model.config, phone_onset).sum())  # what the phone counts
 
     write_log(log, tmp_path / "log.csv")
     save_model(model, tmp_path / "baro.ssm")
-    # The phone's climb counter: the pipeline fed those decisions, voted and counted on the Java core.
+    # The phone's climb counter: the pipeline fed those decisions and onset flags, voted and counted on the Java core.
     climbed = java.run(tmp_path / "baro.metadata.json", "auto", log.rate_hz, tmp_path / "log.bin", tmp_path / "climb",
-                       decisions=phone)
+                       decisions=phone, onset=phone_onset)
     assert climbed.error is None and climbed.climb is not None
     for replayed in (tmp_path / "baro.ssm", path):  # Python's replay, with the trained model and with the file
         assert main(["replay", str(tmp_path / "log.csv"), "--model", str(replayed), "--json"]) == 0
@@ -539,39 +541,46 @@ def test_a_barometer_model_needs_pressure_and_an_accelerometer_only_one_ignores_
 
 @st.composite
 def vote_streams(draw):
-    """Kept windows' decisions with pauses on both sides of the run break (some exactly at it) and
-    flushes (decision -1: a segment ended) between them; the stream ends with a flush."""
+    """Kept windows' decisions and onset flags with pauses on both sides of the run break (some
+    exactly at it) and flushes (decision -1: a segment ended) between them; the stream ends with a
+    flush. Rows ``(decision, t_start, t_end, onset)``."""
     steps = draw(st.sampled_from([1, 3, 5]))
     max_gap_s = draw(st.sampled_from([0.5, 1.5, 2.3]))
     gap_ns = round(max_gap_s * 1e9)
     rows, t = [], 10**9 * draw(st.integers(0, 10**6))
-    for kind, pause, duration in draw(st.lists(st.tuples(
-            st.integers(0, 7), st.sampled_from([0, 1, 300_000_000, gap_ns - 1, gap_ns, gap_ns + 1, 4 * gap_ns]),
+    for kind, onset, pause, duration in draw(st.lists(st.tuples(
+            st.integers(0, 7), st.booleans(),
+            st.sampled_from([0, 1, 300_000_000, gap_ns - 1, gap_ns, gap_ns + 1, 4 * gap_ns]),
             st.integers(300_000_000, 2_000_000_000)), max_size=80)):
         if kind == 7:
-            rows.append((-1, 0, 0))
+            rows.append((-1, 0, 0, 0))
             continue
         t += pause
-        rows.append((kind % 2, t, t + duration))
+        rows.append((kind % 2, t, t + duration, int(onset)))
         t += duration
-    rows.append((-1, 0, 0))
+    rows.append((-1, 0, 0, 0))
     return steps, max_gap_s, np.array(rows, dtype=np.int64)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=vote_streams())
 def test_step_vote_matches_python(java, tmp_path, case):
-    from stairsense.models import StepVote
+    from stairsense.models import StepVote, vote_decisions
 
     steps, max_gap_s, rows = case
     vote = StepVote(steps, max_gap_s)
     want = []
-    for i, (decided, t_start, t_end) in enumerate(rows):
-        voted = vote.flush()[0] if decided < 0 else vote.push([decided], [t_start], [t_end])[0]
+    for i, (decided, t_start, t_end, onset) in enumerate(rows):
+        voted = vote.flush()[0] if decided < 0 else vote.push([decided], [t_start], [t_end], onset=[onset])[0]
         want.extend((i, v) for v in voted)
-    got = java.vote(rows[:, 0], rows[:, 1], rows[:, 2], steps, max_gap_s, tmp_path)
+    got = java.vote(rows[:, 0], rows[:, 1], rows[:, 2], steps, max_gap_s, tmp_path, onset=rows[:, 3])
     np.testing.assert_array_equal(got, np.array(want, dtype=np.int64).reshape(-1, 2))
     assert len(got) == np.count_nonzero(rows[:, 0] >= 0)  # every window decided once, by the end
+    # Without flushes between them the windows are one stream: vote_decisions in one go agrees.
+    windows = rows[rows[:, 0] >= 0]
+    if len(windows) and np.count_nonzero(rows[:, 0] < 0) == 1:
+        np.testing.assert_array_equal(vote_decisions(windows[:, 0], windows[:, 1], windows[:, 2], steps, max_gap_s,
+                                                     onset=windows[:, 3].astype(bool)), got[:, 1])
 
 
 # ------------------------------------------------------------------------------------------------

@@ -455,8 +455,8 @@ def test_a_model_runs_the_orientation_it_was_trained_with(shared):
         config = PipelineConfig()
         summary = {"orientation_methods": ["ahrs"]}
 
-        def predict_windows(self, samples, offsets, step_context=None):
-            return np.zeros(len(offsets) - 1, dtype=int)
+        def decide_windows(self, samples, offsets, step_context=None):
+            return np.zeros(len(offsets) - 1, dtype=int), np.zeros(len(offsets) - 1, dtype=bool)
 
     sim = shared / "sim.csv.gz"
     assert replay(sim, PipelineConfig()).method == "rotvec"

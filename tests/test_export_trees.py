@@ -7,7 +7,10 @@ simulated building walk with air pressure.
 """
 from __future__ import annotations
 
+import copy
+import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -81,6 +84,38 @@ def test_exported_trees_decide_as_python(model, precision, tmp_path):
     assert 0 < int(stair.sum()) < stair.size  # both decisions are checked
 
 
+def test_the_onset_output_decides_as_python_and_the_file_votes_as_the_model(model, tmp_path):
+    """The recipe's head has an onset threshold: the graph outputs its score too, and the exported
+    file's (decision, onset) pairs are the Python model's, so replay's vote counts the same."""
+    from stairsense.export import OnnxStairModel
+    from stairsense.export._runtime import ONSET_OUTPUT
+
+    assert model.pipeline[-1].onset_threshold is not None  # the recipe's
+    # Fitted on six walks, the trees are sure of nearly every window (log-odds about ±10); a lower
+    # onset threshold than the recipe's makes sure some windows fall between the two.
+    model = copy.deepcopy(model)
+    head = model.pipeline[-1]
+    head.onset_threshold = -10.0
+    logs = [_walk(0), _walk(40)]
+    report = export_model(model, tmp_path / "t.onnx", precision="fp32", validation=logs)
+    assert report.parity["onset_agreement"] >= 0.995
+    onnx_model = OnnxStairModel(report.path)
+    assert onnx_model.onset_threshold == head.onset_threshold
+    assert ONSET_OUTPUT in {o.name for o in onnx.load(report.path).graph.output}
+    samples, offsets, context, height = validation_windows(logs, CONFIG)
+    X = model.window_rows(samples, offsets, step_context=context, height=height)
+    # oracle: the same trees and gate at the onset threshold, by the estimator's own decision function
+    lowered = head.__class__(**{**head.get_params(), "threshold": head.onset_threshold})
+    lowered.__dict__.update({k: v for k, v in head.__dict__.items() if k.endswith("_")})
+    expected_onset = lowered.predict(model.pipeline[:-1].transform(X)) == 1
+    decided, onset = model.decide(X)
+    np.testing.assert_array_equal(onset, expected_onset)
+    np.testing.assert_array_equal(decided, model.predict(X))
+    assert (onset & (decided == 0)).any(), "the onset threshold should add candidates below the decision"
+    onnx_decided, onnx_onset = onnx_model.decide_windows(samples, offsets, step_context=context, height=height)
+    assert np.mean(onnx_onset == onset) >= 0.995 and np.mean(onnx_decided == decided) >= 0.995
+
+
 def test_a_trees_head_has_no_support_set_to_cut(model):
     with pytest.raises(ValueError, match="no support set to reduce"):
         build_onnx_model(model, "int8", max_support_vectors=10)
@@ -100,3 +135,28 @@ def test_trees_without_a_split_export_their_constant(tmp_path):
     assert m.pipeline[-1].tree_roots_.size == 0
     report = export_model(m, tmp_path / "c.onnx", validation=[_walk(8)])
     assert report.parity["decision_agreement"] == 1.0
+
+
+def test_replay_and_evaluate_vote_each_flight_onset_as_the_oracle(model):
+    """Replay's stair steps are the model's decisions on every kept window, voted by log with the
+    onset candidates (``vote_decisions(..., onset=)``, itself checked against a median filter plus
+    the onset rule in tests/test_step_vote.py); evaluate --model counts the same decisions."""
+    from stairsense._evaluate_model import evaluate_model
+    from stairsense.features import AMBIGUOUS
+    from stairsense.models import save_model, vote_decisions
+    from stairsense.pipeline import replay
+
+    model = copy.deepcopy(model)
+    model.pipeline[-1].onset_threshold = -10.0  # some candidates below the decision (the test above)
+    log = _walk(42)  # a held-out walk whose stair decisions gain an onset
+    ds = window_dataset([log], CONFIG, keep_unlabelled=True)
+    decided, onset = model.decide(ds.X)
+    voted = vote_decisions(decided, ds.t_start_ns, ds.t_end_ns, CONFIG.vote_steps, CONFIG.step_context_gap_s,
+                           onset=onset)
+    without = vote_decisions(decided, ds.t_start_ns, ds.t_end_ns, CONFIG.vote_steps, CONFIG.step_context_gap_s)
+    assert voted.sum() > without.sum(), "the rule should add a flight's onset on this walk"
+    assert replay(log, CONFIG, model=model).stair_steps == voted.sum()
+    path = save_model(model, Path(tempfile.mkdtemp()) / "m.model")
+    good = ds.y != AMBIGUOUS
+    assert evaluate_model(path, [log])["overall"]["recall"] == \
+        pytest.approx(np.sum((voted[good] == 1) & (ds.y[good] == 1)) / np.sum(ds.y[good] == 1))

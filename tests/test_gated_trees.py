@@ -115,3 +115,28 @@ def test_a_tree_larger_than_max_leaves_is_refused_by_the_export():
     clf.check_trees()  # every index is in range and every child after its parent
     with pytest.raises(ValueError, match="more than its max_leaves = 4 leaves.*retrain"):
         tree_tensors(clf)
+
+
+def test_the_onset_threshold_decides_as_the_same_trees_at_that_threshold():
+    """Oracle: a copy of the fitted classifier with its threshold moved to the onset threshold."""
+    X, y = make_classification(600, n_features=5, random_state=8)
+    clf = GatedTreesClassifier(n_trees=20, n_landmarks=16, threshold=-0.5, onset_threshold=-1.5,
+                               random_state=0).fit(X, y)
+    lowered = GatedTreesClassifier(**{**clf.get_params(), "threshold": -1.5, "onset_threshold": None})
+    lowered.__dict__.update({k: v for k, v in clf.__dict__.items() if k.endswith("_")})
+    X_new = np.random.default_rng(9).normal(scale=2.0, size=(9000, 5))  # more than one block of rows
+    np.testing.assert_allclose(clf.onset_decision_function(X_new), lowered.decision_function(X_new), rtol=0, atol=0)
+    labels, onset = clf.decisions(X_new)
+    np.testing.assert_array_equal(labels, clf.predict(X_new))
+    np.testing.assert_array_equal(onset, lowered.predict(X_new) == 1)
+    assert (onset & (labels == 0)).any() and not (labels.astype(bool) & ~onset).any()
+
+
+def test_without_an_onset_threshold_there_are_no_onset_candidates_and_a_higher_one_is_refused():
+    X, y = make_classification(300, n_features=4, random_state=10)
+    clf = GatedTreesClassifier(n_trees=5, random_state=0).fit(X, y)
+    assert not clf.decisions(X)[1].any()
+    with pytest.raises(ValueError, match="no onset_threshold"):
+        clf.onset_decision_function(X)
+    with pytest.raises(ValueError, match="must not exceed threshold"):
+        GatedTreesClassifier(n_trees=5, threshold=-1.0, onset_threshold=0.0).fit(X, y)

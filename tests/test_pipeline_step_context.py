@@ -149,17 +149,17 @@ def test_window_dataset_appends_the_defined_step_context_per_log(config):
 
 
 class _Recorder:
-    """A model that records the rows replay feeds its ``predict_windows`` (and calls every window STAIR)."""
+    """A model that records the rows replay feeds its ``decide_windows`` (and calls every window STAIR)."""
 
     def __init__(self, config):
         self.config, self.rows, self.contexts = config, [], []
 
-    def predict_windows(self, samples, offsets, step_context=None):
+    def decide_windows(self, samples, offsets, step_context=None):
         rows = WindowRows(np.asarray(samples), np.asarray(offsets), step_context, None, None)
         self.rows.append(rows.features())
         if step_context is not None:
             self.contexts.append(step_context)
-        return np.ones(len(offsets) - 1, dtype=int)
+        return np.ones(len(offsets) - 1, dtype=int), np.zeros(len(offsets) - 1, dtype=bool)
 
 
 @pytest.fixture(scope="module")

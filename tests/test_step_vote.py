@@ -28,9 +28,20 @@ def median_oracle(decided, starts, ends, steps):
                            for run in np.split(decided.astype(np.int64), breaks)])
 
 
+def onset_oracle(voted, decided, onset, starts, ends, steps):
+    """``voted`` with each window that reaches the onset threshold set STAIR where the next window,
+    in the same run, is STAIR before the vote; nothing with ``steps=1``."""
+    voted = np.array(voted)
+    if steps > 1:
+        same_run = (starts[1:] - ends[:-1]) / 1e9 <= GAP_S
+        voted[:-1] |= onset[:-1] & same_run & (decided[1:] == 1)
+    return voted
+
+
 runs = st.integers(1, 60).flatmap(lambda n: st.tuples(
     st.lists(st.integers(0, 1), min_size=n, max_size=n),
     st.lists(st.sampled_from([0.0, 0.2, 1.0, 1.5, 1.6, 5.0]), min_size=n, max_size=n)))
+onsets = st.lists(st.booleans(), min_size=60, max_size=60)
 
 
 @settings(max_examples=200, deadline=None)
@@ -42,21 +53,31 @@ def test_equals_a_median_filter_within_each_run(run, steps):
 
 
 @settings(max_examples=200, deadline=None)
-@given(runs, st.sampled_from([1, 3, 5]), st.lists(st.integers(0, 60), max_size=6))
-def test_any_chunking_gives_the_same_decisions_and_rows(run, steps, cuts):
+@given(runs, st.sampled_from([1, 3, 5, 7]), onsets)
+def test_a_flight_onset_is_the_median_filter_or_an_onset_before_a_stair_window(run, steps, flags):
     decided, starts, ends = windows(*run)
+    onset = np.asarray(flags[:decided.size])
+    expected = onset_oracle(median_oracle(decided, starts, ends, steps), decided, onset, starts, ends, steps)
+    assert vote_decisions(decided, starts, ends, steps, GAP_S, onset=onset).tolist() == expected.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(runs, st.sampled_from([1, 3, 5]), st.lists(st.integers(0, 60), max_size=6), onsets)
+def test_any_chunking_gives_the_same_decisions_and_rows(run, steps, cuts, flags):
+    decided, starts, ends = windows(*run)
+    onset = np.asarray(flags[:decided.size])
     carried = np.arange(decided.size) * 10  # rows handed back beside their own decisions
     vote = StepVote(steps, GAP_S)
     got, rows = [], []
     for part in np.split(np.arange(decided.size), sorted(c for c in cuts if c <= decided.size)):
-        voted, back = vote.push(decided[part], starts[part], ends[part], carried[part])
+        voted, back = vote.push(decided[part], starts[part], ends[part], carried[part], onset=onset[part])
         assert vote.waiting <= steps // 2
         got += voted.tolist()
         rows += back.tolist()
     voted, back = vote.flush()
     got += voted.tolist()
     rows += back.tolist()
-    assert got == vote_decisions(decided, starts, ends, steps, GAP_S).tolist()
+    assert got == vote_decisions(decided, starts, ends, steps, GAP_S, onset=onset).tolist()
     assert rows == carried.tolist()
 
 
@@ -111,13 +132,15 @@ def test_a_recorded_configuration_without_a_vote_decided_every_step_alone():
 
 
 class _Parity:
-    """A model calling a window STAIR when its sample count is odd: decisions that flip, so the vote changes them."""
+    """A model calling a window STAIR when its sample count is odd (decisions that flip, so the vote
+    changes them) and at its onset threshold when the count is not a multiple of 3 (so the onset rule does)."""
 
     def __init__(self, config):
         self.config = config
 
-    def predict_windows(self, samples, offsets, step_context=None):
-        return np.diff(np.asarray(offsets)) % 2
+    def decide_windows(self, samples, offsets, step_context=None):
+        counts = np.diff(np.asarray(offsets))
+        return counts % 2, counts % 3 > 0
 
 
 @settings(max_examples=8, deadline=None)
@@ -135,9 +158,12 @@ def test_replay_in_chunks_counts_the_batch_vote(chunk_rows, steps):
     log = simulate(minutes=1.5, seed=3, rate_hz=50)
     result = run_front_end(log, config)
     rows = WindowRowStage(config, result.log.rate_hz).process(result)
-    raw = np.diff(rows.offsets) % 2
-    want = vote_decisions(raw, rows.t_start_ns, rows.t_end_ns, steps, config.step_context_gap_s)
+    raw, onset = np.diff(rows.offsets) % 2, np.diff(rows.offsets) % 3 > 0
+    want = vote_decisions(raw, rows.t_start_ns, rows.t_end_ns, steps, config.step_context_gap_s, onset=onset)
     assert steps == 1 or not np.array_equal(want, raw)  # the vote changed something, so the test can fail
+    # and the onset rule did too
+    assert steps == 1 or not np.array_equal(want, vote_decisions(raw, rows.t_start_ns, rows.t_end_ns, steps,
+                                                                 config.step_context_gap_s))
     original = pipeline.REPLAY_CHUNK_ROWS
     pipeline.REPLAY_CHUNK_ROWS = chunk_rows
     try:

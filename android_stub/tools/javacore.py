@@ -117,21 +117,31 @@ class JavaCore:
             raise RuntimeError(f"ParityDriver failed ({answer!r}) on {args}")
 
     def run(self, config_json: Path, method: str, native_rate_hz: float, raw: Path, prefix: Path,
-            decisions=None) -> JavaRun:
+            decisions=None, onset=None) -> JavaRun:
         """The pipeline on a raw log; with ``decisions`` (one per kept window, 1 = STAIR) its classifier
-        answers those, and the run ends with a flush (``JavaRun.climb`` for a barometer model)."""
+        answers those, with ``onset`` (one bool per kept window; None: none) as whether each reaches
+        the model's flight-onset threshold, and the run ends with a flush (``JavaRun.climb`` for a
+        barometer model). The driver reads them as one int8 per window: decision | onset << 1."""
         extra = []
         if decisions is not None:
-            np.asarray(decisions, dtype=np.int8).tofile(f"{prefix}.decisions.bin")
+            decisions = np.asarray(decisions, dtype=np.int8)
+            flags = np.zeros_like(decisions) if onset is None else np.asarray(onset, dtype=bool).astype(np.int8)
+            (decisions | flags << 1).astype(np.int8).tofile(f"{prefix}.decisions.bin")
             extra = [f"{prefix}.decisions.bin"]
         self._request(str(config_json), method, repr(float(native_rate_hz)), str(raw), str(prefix), *extra,
                       ok=("done 0", "done 3"))
         return read_run(prefix)
 
-    def vote(self, decided, t_start_ns, t_end_ns, steps: int, max_gap_s: float, folder: Path) -> np.ndarray:
-        """Java's ``StepVote`` over a stream of kept windows (decision -1: a flush): ``(row, decision)``
-        per window decided, ``row`` being the window or flush whose call decided it."""
-        rows = np.column_stack([decided, t_start_ns, t_end_ns]).astype("<i8")
+    def vote(self, decided, t_start_ns, t_end_ns, steps: int, max_gap_s: float, folder: Path,
+             onset=None) -> np.ndarray:
+        """Java's ``StepVote`` over a stream of kept windows (decision -1: a flush), each at the
+        flight-onset threshold where ``onset`` (one bool per row; None: none) says so:
+        ``(row, decision)`` per window decided, ``row`` being the window or flush whose call decided
+        it. The driver reads each window's decision | onset << 1; a flush stays -1."""
+        decided = np.asarray(decided, dtype=np.int64)
+        flags = np.zeros_like(decided) if onset is None else np.asarray(onset, dtype=bool).astype(np.int64)
+        coded = np.where(decided < 0, -1, decided | flags << 1)
+        rows = np.column_stack([coded, t_start_ns, t_end_ns]).astype("<i8")
         rows.tofile(Path(folder) / "vote.bin")
         self._request("vote", str(int(steps)), repr(float(max_gap_s)), str(Path(folder) / "vote.bin"),
                       str(Path(folder) / "voted.bin"))

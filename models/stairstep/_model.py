@@ -293,6 +293,20 @@ class StairstepModel:
         """KOMD scores f(x) − θ of windows (≥ 0 means STAIR), delegated to the fitted pipeline."""
         return self.pipeline.decision_function(self._check_width(X))
 
+    @property
+    def onset_threshold(self) -> float | None:
+        """The head's flight-onset threshold (``GatedTreesClassifier.onset_threshold``; None when it
+        has none): what :class:`~stairsense.models.StepVote` reads from :meth:`decide`."""
+        return getattr(self.pipeline[-1], "onset_threshold", None) if hasattr(self.pipeline, "steps") else None
+
+    def decide(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Labels of windows (1 = STAIR) and whether each reaches the head's onset threshold (all
+        False without one), for :class:`~stairsense.models.StepVote`; one pass of the pipeline."""
+        X = self._check_width(X)
+        if self.onset_threshold is None:
+            return self.pipeline.predict(X), np.zeros(X.shape[0], dtype=bool)
+        return self.pipeline[-1].decisions(self.pipeline[:-1].transform(X))
+
     def window_rows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
         """The feature rows of windows given as standardized samples, as the exported graph computes
         them: the Table 12.1 features of each 3-column block, then the step-context rows, then the
@@ -341,6 +355,11 @@ class StairstepModel:
         """KOMD scores (≥ 0 means STAIR) of windows given as standardized samples; arguments as
         :meth:`window_rows`."""
         return self.decision_function(self.window_rows(samples, offsets, step_context, height))
+
+    def decide_windows(self, samples, offsets, step_context=None, height=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`decide` on :meth:`window_rows`, the same call as the exported model's
+        (:meth:`stairsense.export.OnnxStairModel.decide_windows`)."""
+        return self.decide(self.window_rows(samples, offsets, step_context, height))
 
     def check_config(self, config: PipelineConfig | None = None) -> PipelineConfig:
         """The configuration to replay with: the model's own, after checking ``config`` agrees

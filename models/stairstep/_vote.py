@@ -15,6 +15,14 @@ The price is latency: a window is decided when the ``steps // 2``-th window afte
 its run ends (the next window starts a new run, a segment ends, the log ends): about 0.6 s later
 with ``steps=3`` while walking on.
 
+**A flight's onset.** A barometer model also says which windows reach a lower, *onset* threshold
+(``GatedTreesClassifier.onset_threshold``): the barometer lags a climb, so a flight's first stair
+step often scores below the decision threshold while the steps after it do not (recall by a
+step's place in its flight: ``benchmarks/bench_barometer.py``, "A flight's first step"). Such a window is STAIR where the next window of its run is
+STAIR before the vote. The vote already waits for that window, so the rule decides no later; with
+``steps=1`` there is no vote and no rule (it would have to wait). Pushed without ``onset`` the vote
+is the majority alone.
+
 Measured (``benchmarks/bench_barometer.py`` and ``benchmarks/bench_placements.py``, default run
 against ``steps=1``, in the README's tables): 3 lowers level walking called stairs on simulated
 people in every placement and on real pockets, the GeoTecINIT phone, wrists and an arm-swinging
@@ -56,6 +64,11 @@ class StepVote:
     array([0, 0, 1, 1, 1])
     >>> vote.flush()[0]                                   # the run ended: the last keeps its own decision
     array([0])
+
+    A window at the onset threshold before a STAIR window starts the flight:
+
+    >>> vote.push([0, 1, 1], t[:3], t[:3] + 10**9, onset=[1, 1, 1])[0]
+    array([1, 1])
     """
 
     def __init__(self, steps: int = 3, max_gap_s: float = 1.5):
@@ -66,6 +79,7 @@ class StepVote:
         # The run rule lives in StepRun; a block of 2 means this window continues the run.
         self._run = StepRun(2, max_gap_s, "StepVote")
         self._values: deque = deque(maxlen=2 * self._half + 1)  # the run's last raw decisions
+        self._onsets: deque = deque(maxlen=2 * self._half + 1)  # and whether each reached the onset threshold
         self._waiting = 0  # windows at the end of _values not yet decided (≤ half)
         self._carried: list = []  # rows of the carried arrays for the waiting windows
 
@@ -74,7 +88,7 @@ class StepVote:
         """Windows pushed but not yet decided (at most ``steps // 2``)."""
         return self._waiting
 
-    def push(self, decided, t_start_ns, t_end_ns, *carried) -> tuple[np.ndarray, ...]:
+    def push(self, decided, t_start_ns, t_end_ns, *carried, onset=None) -> tuple[np.ndarray, ...]:
         """Add kept windows in the order they closed.
 
         Parameters
@@ -85,6 +99,8 @@ class StepVote:
             The windows' times, for the run breaks.
         *carried : arrays of length W
             Rows to hand back beside the decisions they belong to.
+        onset : array-like of bool, shape (W,), optional
+            Whether each window reaches the model's onset threshold (module docstring); None: none does.
 
         Returns
         -------
@@ -94,15 +110,17 @@ class StepVote:
         """
         decided = np.asarray(decided).reshape(-1)
         starts, ends = np.asarray(t_start_ns).reshape(-1), np.asarray(t_end_ns).reshape(-1)
-        if not decided.size == starts.size == ends.size or any(len(c) != decided.size for c in carried):
-            raise ValueError("StepVote.push needs one decision, start, end and carried row per window")
+        onset = np.zeros(decided.size, dtype=bool) if onset is None else np.asarray(onset).reshape(-1).astype(bool)
+        if not decided.size == starts.size == ends.size == onset.size or any(len(c) != decided.size for c in carried):
+            raise ValueError("StepVote.push needs one decision, start, end, onset flag and carried row per window")
         if len(self._carried) != len(carried):
             self._carried = [np.asarray(c)[:0] for c in carried]
         out = []
-        for stair, start, end in zip(decided == STAIR, starts, ends):
+        for stair, at_onset, start, end in zip(decided == STAIR, onset, starts, ends):
             if len(self._run.push(None, int(start), int(end))) == 1:
                 self._finish_run(out)
             self._values.append(bool(stair))
+            self._onsets.append(bool(at_onset))
             self._waiting += 1
             if self._waiting > self._half:
                 out.append(self._decide(len(self._values) - 1 - self._half))
@@ -122,12 +140,15 @@ class StepVote:
             out.append(self._decide(len(self._values) - self._waiting))
             self._waiting -= 1
         self._values.clear()
+        self._onsets.clear()
 
     def _decide(self, i: int) -> int:
-        """Majority over positions i − half … i + half of ``_values``, the nearest end standing in."""
+        """Majority over positions i − half … i + half of ``_values``, the nearest end standing in; or
+        a flight's onset: ``_onsets[i]`` before a STAIR window of the run (module docstring)."""
         last = len(self._values) - 1
         votes = sum(self._values[min(max(j, 0), last)] for j in range(i - self._half, i + self._half + 1))
-        return int(votes > self._half)
+        onset = self._half and i < last and self._onsets[i] and self._values[i + 1]
+        return int(votes > self._half or onset)
 
     def _emit(self, out: list, carried) -> tuple[np.ndarray, ...]:
         """The decided windows' votes and carried rows; keeps the waiting windows' rows."""
@@ -139,7 +160,7 @@ class StepVote:
 
 
 def vote_decisions(decided, t_start_ns, t_end_ns, steps: int = 3, max_gap_s: float = 1.5, *,
-                   log_index=None) -> np.ndarray:
+                   log_index=None, onset=None) -> np.ndarray:
     """:class:`StepVote` over kept windows in one go: the voted decision of every window.
 
     Parameters
@@ -152,6 +173,8 @@ def vote_decisions(decided, t_start_ns, t_end_ns, steps: int = 3, max_gap_s: flo
         The stream (log) each window belongs to, when the arrays hold several, interleaved or not
         (as pooled test folds do): each log is voted on its own, never across logs. ``None``: one
         stream.
+    onset : array-like of bool, shape (m,), optional
+        Whether each window reaches the model's onset threshold, as in :meth:`StepVote.push`.
 
     >>> t = np.arange(5) * 10**9
     >>> vote_decisions([1, 0, 1, 0, 0], t, t + 10**9)
@@ -161,10 +184,11 @@ def vote_decisions(decided, t_start_ns, t_end_ns, steps: int = 3, max_gap_s: flo
     """
     if log_index is None:
         vote = StepVote(steps, max_gap_s)
-        return np.concatenate([vote.push(decided, t_start_ns, t_end_ns)[0], vote.flush()[0]])
+        return np.concatenate([vote.push(decided, t_start_ns, t_end_ns, onset=onset)[0], vote.flush()[0]])
     decided, t_start_ns, t_end_ns, log_index = (np.asarray(a) for a in (decided, t_start_ns, t_end_ns, log_index))
+    onset = np.zeros(decided.shape, dtype=bool) if onset is None else np.asarray(onset, dtype=bool)
     out = np.empty(decided.shape, dtype=np.int64)
     for log in np.unique(log_index):
         rows = np.flatnonzero(log_index == log)
-        out[rows] = vote_decisions(decided[rows], t_start_ns[rows], t_end_ns[rows], steps, max_gap_s)
+        out[rows] = vote_decisions(decided[rows], t_start_ns[rows], t_end_ns[rows], steps, max_gap_s, onset=onset[rows])
     return out

@@ -58,6 +58,10 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
     learning_rate : float > 0, default=0.1
     threshold : float, default=0.0
         Log-odds from which the trees say positive (0: probability ½).
+    onset_threshold : float ≤ threshold or None, default=None
+        A second, lower log-odds threshold (the gate unchanged) that :meth:`predict_onset` decides
+        at: the stair-step vote calls a window there STAIR where the next window of its run is
+        STAIR (:class:`~stairsense.models.StepVote`, a flight's onset). None: no such threshold.
     n_landmarks : int ≥ 1, default=128
         k-means centres of the positive class for the gate; with fewer distinct positive examples,
         those examples, each then measured against the others.
@@ -107,6 +111,7 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         "max_leaves": [Interval(Integral, 2, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "threshold": [Real],
+        "onset_threshold": [Real, None],
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
         "gamma": [StrOptions({"scale"}), Interval(Real, 0, None, closed="neither")],
         "support_quantile": [Interval(Real, 0, 1, closed="left"), None],
@@ -114,12 +119,13 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_trees=100, max_leaves=8, learning_rate=0.1, threshold=0.0, n_landmarks=128, gamma="scale",
-                 support_quantile=0.0, support_scale=0.9, random_state=None):
+    def __init__(self, n_trees=100, max_leaves=8, learning_rate=0.1, threshold=0.0, onset_threshold=None,
+                 n_landmarks=128, gamma="scale", support_quantile=0.0, support_scale=0.9, random_state=None):
         self.n_trees = n_trees
         self.max_leaves = max_leaves
         self.learning_rate = learning_rate
         self.threshold = threshold
+        self.onset_threshold = onset_threshold
         self.n_landmarks = n_landmarks
         self.gamma = gamma
         self.support_quantile = support_quantile
@@ -145,6 +151,9 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : GatedTreesClassifier
         """
+        if self.onset_threshold is not None and self.onset_threshold > self.threshold:
+            raise ValueError(f"onset_threshold ({self.onset_threshold}) must not exceed threshold ({self.threshold}): "
+                             "it adds windows below the decision threshold")
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_signed = encode_binary_labels(y, type(self).__name__)
         rng = check_random_state(self.random_state)
@@ -282,17 +291,52 @@ class GatedTreesClassifier(ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n,)
         """
+        return self._scores(X, self.threshold)[0]
+
+    def onset_decision_function(self, X):
+        """The decision at ``onset_threshold``: ``min(F(x) − onset_threshold, max_j k(x, z_j) − τ)``,
+        > 0 at a flight's onset candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n,)
+        """
+        if self.onset_threshold is None:
+            raise ValueError(f"this {type(self).__name__} has no onset_threshold")
+        return self._scores(X, self.onset_threshold)[0]
+
+    def decisions(self, X):
+        """:meth:`predict` and the onset candidates (``onset_decision_function > 0``; all False
+        without ``onset_threshold``), walking the trees once.
+
+        Returns
+        -------
+        labels : ndarray of shape (n,)
+        onset : ndarray of shape (n,), bool
+        """
+        thresholds = (self.threshold,) if self.onset_threshold is None else (self.threshold, self.onset_threshold)
+        scores = self._scores(X, *thresholds)
+        onset = scores[1] > 0 if len(scores) > 1 else np.zeros(scores[0].shape, dtype=bool)
+        return self.classes_[(scores[0] > 0).astype(int)], onset
+
+    def _scores(self, X, *thresholds):
+        """The decision at each threshold, from one walk of the trees and one gate."""
         self.check_trees()
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        scores = []
+        scores = [[] for _ in thresholds]
         for s in range(0, X.shape[0], _ROWS_PER_BLOCK):
             block = X[s:s + _ROWS_PER_BLOCK]
-            score = self._block_margin(block) - self.threshold
+            margin = self._block_margin(block)
+            gate = None
             if self.support_threshold_ is not None:
-                nearest = rbf_kernel_inplace(block, self.support_vectors_, self.gamma_).max(axis=1)
-                score = np.minimum(score, nearest - self.support_threshold_)
-            scores.append(score)
-        return np.concatenate(scores or [np.empty(0)])
+                gate = rbf_kernel_inplace(block, self.support_vectors_, self.gamma_).max(axis=1) - self.support_threshold_
+            for out, threshold in zip(scores, thresholds):
+                out.append(margin - threshold if gate is None else np.minimum(margin - threshold, gate))
+        return [np.concatenate(out or [np.empty(0)]) for out in scores]
 
     def predict(self, X):
         """``classes_[1]`` where the decision is > 0, else ``classes_[0]`` (scikit-learn's convention:

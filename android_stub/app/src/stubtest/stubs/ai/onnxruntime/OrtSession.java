@@ -3,12 +3,14 @@ package ai.onnxruntime;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Signature stub of https://onnxruntime.ai/docs/api/java/ai/onnxruntime/OrtSession.html: run (one
  * {@code samples} input, {@code step_context} when {@link StubRuntime#stepContextShape} is set and
- * {@code height} when {@link StubRuntime#heightShape} is), getMetadata, getInputInfo, close, and the
- * nested SessionOptions and Result. Answers from {@link StubRuntime} (test scope only).
+ * {@code height} when {@link StubRuntime#heightShape} is; {@code onset_score} beside {@code score}
+ * when {@link StubRuntime#onsetScorer} is set), getMetadata, getInputInfo, getOutputNames, close, and
+ * the nested SessionOptions and Result. Answers from {@link StubRuntime} (test scope only).
  */
 public class OrtSession implements AutoCloseable {
     OrtSession() {
@@ -23,7 +25,13 @@ public class OrtSession implements AutoCloseable {
         record(inputs, "height", StubRuntime.heightShape, StubRuntime.heights);
         OnnxTensor tensor = (OnnxTensor) input;
         float score = StubRuntime.scorer.score(tensor.data, tensor.shape);
-        return new Result(Collections.singletonMap("score", createScore(score)));
+        if (StubRuntime.onsetScorer == null) {
+            return new Result(Collections.singletonMap("score", createScore(score)));
+        }
+        Map<String, OnnxValue> outputs = new java.util.LinkedHashMap<>();
+        outputs.put("score", createScore(score));
+        outputs.put("onset_score", createScore(StubRuntime.onsetScorer.score(tensor.data, tensor.shape)));
+        return new Result(outputs);
     }
 
     /** Checks the shape of input {@code name} (when the graph has one) and keeps a copy of its values. */
@@ -57,6 +65,15 @@ public class OrtSession implements AutoCloseable {
             inputs.put("height", new NodeInfo(new TensorInfo(StubRuntime.heightShape)));
         }
         return inputs;
+    }
+
+    public Set<String> getOutputNames() {
+        Set<String> outputs = new java.util.LinkedHashSet<>();
+        outputs.add("score");
+        if (StubRuntime.onsetScorer != null) {
+            outputs.add("onset_score");
+        }
+        return outputs;
     }
 
     @Override

@@ -28,9 +28,11 @@ import org.stairsense.core.StepContext;
  * window's step-context features, and a model whose configuration has {@code barometer} (one
  * "with barometer", {@link PipelineConfig#modelKind}) takes {@code height: float32 [1, 7]}, its
  * height features: the core {@link Pipeline} computes both ({@link StepContext},
- * {@link HeightContext}) and hands them over with the window. The session options are the two
- * {@code export/_runtime.py::session_options} sets. The front-end configuration is read from the
- * model's own metadata, so the phone cannot run it with another one.
+ * {@link HeightContext}) and hands them over with the window. A model exported with a flight-onset
+ * threshold also returns {@code onset_score: float32 [1]}, ≥ 0 where the window reaches that lower
+ * threshold; the pipeline's vote reads it through {@link #onset} ({@link org.stairsense.core.StepVote}).
+ * The session options are the two {@code export/_runtime.py::session_options} sets. The front-end
+ * configuration is read from the model's own metadata, so the phone cannot run it with another one.
  */
 public final class OrtStairClassifier implements Pipeline.WindowClassifier, AutoCloseable {
     private final OrtEnvironment env = OrtEnvironment.getEnvironment();
@@ -42,6 +44,8 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
     private final boolean takesHeight;
     private final long[] contextShape = {1, StepContext.N_FEATURES};
     private final long[] heightShape = {1, HeightContext.N_FEATURES};
+    private final boolean hasOnset;  // the graph returns onset_score
+    private boolean onset;  // the last window's onset_score >= 0
 
     /**
      * @param model the bytes of the {@code .onnx} file
@@ -69,6 +73,7 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
         takesStepContext = hostInput(inputs, name, "step_context", config.stepContext > 0,
                 "step_context=" + config.stepContext, contextShape);
         takesHeight = hostInput(inputs, name, "height", config.barometer, "barometer=" + config.barometer, heightShape);
+        hasOnset = session.getOutputNames().contains("onset_score");
     }
 
     /**
@@ -130,10 +135,23 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
                      : null;
              OrtSession.Result result = session.run(inputs(tensor, context, heights))) {
             OnnxValue score = result.get("score").orElseThrow(() -> new IllegalStateException("the model has no 'score' output"));
-            return ((OnnxTensor) score).getFloatBuffer().get(0) >= 0f;
+            onset = hasOnset && firstAtLeastZero(result.get("onset_score").orElseThrow(
+                    () -> new IllegalStateException("the model has no 'onset_score' output")));
+            return firstAtLeastZero(score);
         } catch (OrtException e) {
             throw new IllegalStateException("ONNX Runtime failed on a window of " + rows + " samples", e);
         }
+    }
+
+    /** Whether a {@code [1]} float32 output is ≥ 0 (STAIR, or at the onset threshold). */
+    private static boolean firstAtLeastZero(OnnxValue output) {
+        return ((OnnxTensor) output).getFloatBuffer().get(0) >= 0f;
+    }
+
+    /** Whether the window the last {@code isStair} call classified reached the onset threshold (false without one). */
+    @Override
+    public boolean onset() {
+        return onset;
     }
 
     private static Map<String, OnnxTensor> inputs(OnnxTensor samples, OnnxTensor stepContext, OnnxTensor height) {

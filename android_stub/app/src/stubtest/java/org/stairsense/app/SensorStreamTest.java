@@ -67,6 +67,7 @@ class SensorStreamTest {
         StubRuntime.stepContexts.clear();
         StubRuntime.heightShape = null;
         StubRuntime.heights.clear();
+        StubRuntime.onsetScorer = null;
         StubRuntime.scorer = (data, shape) -> {
             assertEquals(2, shape.length);
             assertEquals(3, shape[1]);
@@ -444,6 +445,24 @@ class SensorStreamTest {
         oracle.flush();
         assertEquals(oracle.steps(), decided[0]);
         assertArrayEquals(new long[] {oracle.steps(), oracle.stairSteps()}, published);
+    }
+
+    @Test
+    void theOnsetFlagIsTheGraphsOnsetScoreWhenItHasOne() throws Exception {
+        float[] window = new float[4 * 3];
+        float[] scores = {-1f, 0f, 2f, -0.5f};
+        OrtStairClassifier without = new OrtStairClassifier(new byte[0], "stairs.onnx");
+        without.isStair(window, 4, 3);
+        assertEquals(false, without.onset(), "a model without onset_score never reaches the onset");
+        int[] call = {0};
+        StubRuntime.onsetScorer = (data, shape) -> scores[call[0]++];
+        OrtStairClassifier classifier = new OrtStairClassifier(new byte[0], "stairs.onnx");
+        boolean[] onsets = new boolean[scores.length];
+        for (int k = 0; k < scores.length; k++) {
+            classifier.isStair(window, 4, 3);
+            onsets[k] = classifier.onset();
+        }
+        assertArrayEquals(new boolean[] {false, true, true, false}, onsets, "onset_score >= 0");
     }
 
     @Test

@@ -23,7 +23,9 @@ package org.stairsense.core;
  * {@code stair_steps} does. A decision waits for the {@code vote_steps / 2} kept windows after it,
  * or for its run to end: replay decides the waiting windows at each segment's end and at the end of
  * the log, the pipeline at a restart after a gap and at {@link #flush} (the sensor stream stopped).
- * With {@code vote_steps = 1} every window is decided as it closes.
+ * With {@code vote_steps = 1} every window is decided as it closes. A window the classifier says
+ * reaches the model's flight-onset threshold ({@link WindowClassifier#onset}) is also STAIR when the
+ * next window of its run is STAIR before the vote (with {@code vote_steps >= 3}; {@link StepVote}).
  *
  * <p>A model that reads the barometer also counts stair steps up and down, metres and floors from
  * the voted decisions ({@link ClimbCounter}, fed each decided window's height features as replay
@@ -58,6 +60,14 @@ public final class Pipeline {
          */
         default boolean isStair(float[] samples, int rows, int columns, float[] stepContext, float[] height) {
             return isStair(samples, rows, columns, stepContext);
+        }
+
+        /**
+         * Whether the window the last {@code isStair} call classified reaches the model's flight-onset
+         * threshold (a model exported with one; see {@link StepVote}).
+         */
+        default boolean onset() {
+            return false;
         }
     }
 
@@ -217,12 +227,14 @@ public final class Pipeline {
         }
         byStatus[window.status.ordinal()]++;
         boolean stair = false;
+        boolean onset = false;
         if (window.kept()) {
             steps++;
             rows.close(window);  // every kept window enters the contexts, classified or not
             if (classifier != null) {
                 int n = (int) (window.stop - window.start);
                 stair = classifier.isStair(rows.samples(window), n, columns, rows.stepContext(), rows.height());
+                onset = classifier.onset();
             }
         }
         if (listener != null) {
@@ -237,7 +249,7 @@ public final class Pipeline {
                 waitingEndNs[slot] = window.tEndNs();
             }
             votedSteps++;
-            count(vote.push(stair, window.tStartNs(), window.tEndNs()));
+            count(vote.push(stair, onset, window.tStartNs(), window.tEndNs()));
         }
     }
 

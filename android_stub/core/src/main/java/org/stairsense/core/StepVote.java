@@ -10,6 +10,15 @@ package org.stairsense.core;
  * stands in for the missing neighbours, so with {@code steps = 3} a run's first and last windows keep
  * their own decision.
  *
+ * <p>A flight's onset: a model exported with an onset threshold also says, per window, whether it
+ * reaches that lower threshold. The barometer lags a climb, so a flight's first stair step often
+ * scores below the decision threshold while the steps after it do not. With {@code steps >= 3} a
+ * window at the onset threshold is STAIR, whatever the majority says, when the next window of its
+ * run is STAIR before the vote. Reading that window costs no latency: the vote already waits for it.
+ * A run's last window has no next one, so the rule never applies to it; with {@code steps = 1}
+ * nothing waits, so the onset flag is ignored. With the flag always false the vote is the majority
+ * alone.
+ *
  * <p>A window is decided when the {@code steps / 2}-th window after it in its run closes, or when its
  * run ends: the next window starts a new run, or {@link #flush} (a segment or the stream ended). Each
  * {@link #push} and {@link #flush} returns how many windows it decided; {@link #decided} reads their
@@ -22,6 +31,7 @@ public final class StepVote {
     // Only the break rule: with a block of 2, held() == 1 after a push means the window starts a run.
     private final StepRun run;
     private final boolean[] values;  // ring of the run's last `steps` raw decisions
+    private final boolean[] onsets;  // and whether each window reached the onset threshold
     private int held;  // decisions of the current run in the ring (at most `steps`)
     private int next;  // ring slot of the next decision
     private int waiting;  // the newest `waiting` held windows are not decided yet (at most `half`)
@@ -44,22 +54,27 @@ public final class StepVote {
         this.half = steps / 2;
         this.run = new StepRun(2, maxGapS);
         this.values = new boolean[steps];
+        this.onsets = new boolean[steps];
         this.decided = new boolean[Math.max(half, 1)];
     }
 
     /**
      * The kept window that just closed, with the classifier's decision.
      *
+     * @param stair the classifier's decision (STAIR)
+     * @param onset whether the window reaches the model's flight-onset threshold (false for a model
+     *     without one): STAIR when the next window of its run is (class comment)
      * @return how many windows this decided ({@link #decided}): 0 or 1, or up to {@code steps / 2}
      *     when the window starts a new run and the previous run's waiting windows are decided
      */
-    public int push(boolean stair, long tStartNs, long tEndNs) {
+    public int push(boolean stair, boolean onset, long tStartNs, long tEndNs) {
         count = 0;
         run.push(tStartNs, tEndNs);
         if (run.held() == 1) {
             finishRun();
         }
         values[next] = stair;
+        onsets[next] = onset;
         next = (next + 1) % steps;
         held = Math.min(held + 1, steps);
         waiting++;
@@ -104,15 +119,25 @@ public final class StepVote {
         held = 0;
     }
 
-    /** Majority over the held positions i − half … i + half, the run's nearest end standing in. */
+    /**
+     * Majority over the held positions i − half … i + half, the run's nearest end standing in; or a
+     * flight's onset: position i reached the onset threshold and position i + 1, held in the same
+     * run, is STAIR before the vote.
+     */
     private void decide(int i) {
         int votes = 0;
         for (int j = i - half; j <= i + half; j++) {
             int r = Math.min(Math.max(j, 0), held - 1);
-            if (values[(next - held + r + steps) % steps]) {
+            if (values[slot(r)]) {
                 votes++;
             }
         }
-        decided[count++] = votes > half;
+        boolean onset = half >= 1 && i + 1 <= held - 1 && onsets[slot(i)] && values[slot(i + 1)];
+        decided[count++] = votes > half || onset;
+    }
+
+    /** The ring slot of held position {@code r} (0 = the run's oldest window held). */
+    private int slot(int r) {
+        return (next - held + r + steps) % steps;
     }
 }

@@ -172,6 +172,68 @@ class PipelineTest {
         assertNotEquals(answered, voted, "the vote changed decisions, so the test can fail");
     }
 
+    /** Answers the k-th window it classifies with {@code stair[k]}, and {@code onset[k]} for {@link #onset}. */
+    private static final class Answers implements Pipeline.WindowClassifier {
+        final boolean[] stair;
+        final boolean[] onset;
+        int calls;
+
+        Answers(boolean[] stair, boolean[] onset) {
+            this.stair = stair;
+            this.onset = onset;
+        }
+
+        @Override
+        public boolean isStair(float[] samples, int rows, int columns) {
+            return stair[calls++];
+        }
+
+        @Override
+        public boolean onset() {
+            return onset[calls - 1];
+        }
+    }
+
+    @Test
+    void theVoteReadsTheClassifiersOnsetFlagOfEachWindow() {
+        Random rng = new Random(9);
+        boolean[] stair = new boolean[200];
+        boolean[] onset = new boolean[200];
+        for (int k = 0; k < stair.length; k++) {
+            stair[k] = rng.nextBoolean();
+            onset[k] = rng.nextBoolean();
+        }
+        List<Boolean> voted = new ArrayList<>();
+        Pipeline.Listener listener = new Pipeline.Listener() {
+            @Override
+            public void onStairDecision(long step, boolean decision) {
+                voted.add(decision);
+            }
+        };
+        Answers answers = new Answers(stair, onset);
+        Pipeline pipeline = new Pipeline(TestConfigs.config("\"vote_steps\": 3"), "rotvec", 50, answers, listener);
+        Walk walk = new Walk(7, 50, 1.8);
+        for (int i = 0; i < 50 * 20; i++) {
+            pipeline.push(walk.next(), walk.raw);
+        }
+        pipeline.flush();
+        // The oracle: one run (a steady walk, as above); the majority of three, or an onset window
+        // before a window the classifier called STAIR.
+        int n = answers.calls;
+        assertTrue(n > 20 && n == pipeline.steps());
+        List<Boolean> want = new ArrayList<>();
+        int added = 0;
+        for (int i = 0; i < n; i++) {
+            int votes = (stair[Math.max(i - 1, 0)] ? 1 : 0) + (stair[i] ? 1 : 0)
+                    + (stair[Math.min(i + 1, n - 1)] ? 1 : 0);
+            boolean flight = onset[i] && i + 1 < n && stair[i + 1];
+            added += votes < 2 && flight ? 1 : 0;
+            want.add(votes >= 2 || flight);
+        }
+        assertEquals(want, voted);
+        assertTrue(added > 0, "the onset flag changed decisions, so the test can fail");
+    }
+
     @Test
     void aBarometerModelGetsHeightFeaturesAndRefusesRowsWithoutPressureUnchanged() {
         String baro = "\"step_context\": 5, \"step_context_gap_s\": 1.5, \"barometer\": true";

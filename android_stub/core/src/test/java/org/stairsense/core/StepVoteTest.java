@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link StepVote} on cases worked by hand (the majority over each window and its neighbours, the
- * run's nearest end standing in for missing ones); parity with Python's {@code StepVote} on random
- * sequences is {@code tests/test_android_parity.py}.
+ * run's nearest end standing in for missing ones; a flight's onset); parity with Python's
+ * {@code StepVote} on random sequences is {@code tests/test_android_parity.py}.
  */
 class StepVoteTest {
     private static final long S = 1_000_000_000L;
@@ -39,13 +39,18 @@ class StepVoteTest {
         }
     }
 
-    /** Pushes 1-s windows starting at {@code startsS} (seconds), then flushes. */
+    /** Pushes 1-s windows starting at {@code startsS} (seconds), none at the onset threshold, then flushes. */
     private static Run run(int steps, int[] decisions, double[] startsS) {
+        return run(steps, decisions, new int[decisions.length], startsS);
+    }
+
+    /** The same with each window's onset flag ({@code onsets[i] == 1}: at the onset threshold). */
+    private static Run run(int steps, int[] decisions, int[] onsets, double[] startsS) {
         StepVote vote = new StepVote(steps, 1.5);
         Run run = new Run();
         for (int i = 0; i < decisions.length; i++) {
             long start = Math.round(startsS[i] * S);
-            run.take(vote, vote.push(decisions[i] == 1, start, start + S));
+            run.take(vote, vote.push(decisions[i] == 1, onsets[i] == 1, start, start + S));
         }
         run.take(vote, vote.flush());
         return run;
@@ -83,13 +88,13 @@ class StepVoteTest {
     void aFlushEndsTheRunAndTheNextWindowStartsANewOne() {
         StepVote vote = new StepVote(3, 1.5);
         Run run = new Run();
-        run.take(vote, vote.push(true, 0, S));
-        run.take(vote, vote.push(false, S, 2 * S));
+        run.take(vote, vote.push(true, false, 0, S));
+        run.take(vote, vote.push(false, false, S, 2 * S));
         assertEquals(1, vote.waiting());
         run.take(vote, vote.flush());  // a segment ended: [1, 0] keep their own decisions
         assertEquals(0, vote.waiting());
-        run.take(vote, vote.push(true, 2 * S, 3 * S));  // no pause, but a new run after the flush
-        run.take(vote, vote.push(true, 3 * S, 4 * S));
+        run.take(vote, vote.push(true, false, 2 * S, 3 * S));  // no pause, but a new run after the flush
+        run.take(vote, vote.push(true, false, 3 * S, 4 * S));
         run.take(vote, vote.flush());
         assertArrayEquals(new int[] {1, 0, 1, 1}, run.votes());
         assertArrayEquals(new int[] {0, 1, 1, 0, 1, 1}, run.perCall());
@@ -131,6 +136,61 @@ class StepVoteTest {
     }
 
     @Test
+    void anOnsetWindowBeforeAStairWindowStartsTheFlight() {
+        // The majority of 0 [0 1] is level; the onset window's successor is STAIR before the vote.
+        Run run = run(3, new int[] {0, 1, 1}, new int[] {1, 0, 0}, contiguous(3));
+        assertArrayEquals(new int[] {1, 1, 1}, run.votes());
+        assertArrayEquals(new int[] {0, 1, 1, 1}, run.perCall(), "decided no later than the majority alone");
+        assertArrayEquals(new int[] {0, 1, 1}, run(3, new int[] {0, 1, 1}, contiguous(3)).votes(), "without the flag");
+        // Five steps: padded 0 0 [0 1 0 0 0], the first window's majority is 1 of 5, its successor STAIR.
+        assertArrayEquals(new int[] {1, 0, 0, 0, 0}, run(5, new int[] {0, 1, 0, 0, 0}, new int[] {1, 0, 0, 0, 0},
+                contiguous(5)).votes());
+        // The run's last but one window, decided by the flush with five steps, still reads its successor.
+        assertArrayEquals(new int[] {0, 0, 0, 1, 1}, run(5, new int[] {0, 0, 0, 0, 1}, new int[] {0, 0, 0, 1, 0},
+                contiguous(5)).votes());
+    }
+
+    @Test
+    void anOnsetWindowWithoutASuccessorInItsRunStaysLevel() {
+        // Last in its run (the flush ends it): 1 1 [1 0] 0, and no next window to read.
+        assertArrayEquals(new int[] {1, 1, 0}, run(3, new int[] {1, 1, 0}, new int[] {0, 0, 1}, contiguous(3)).votes());
+        // A flush between it and a STAIR window: the next window starts a new run.
+        StepVote vote = new StepVote(3, 1.5);
+        Run run = new Run();
+        run.take(vote, vote.push(false, false, 0, S));
+        run.take(vote, vote.push(false, true, S, 2 * S));
+        run.take(vote, vote.flush());
+        run.take(vote, vote.push(true, false, 2 * S, 3 * S));
+        run.take(vote, vote.push(true, false, 3 * S, 4 * S));
+        run.take(vote, vote.flush());
+        assertArrayEquals(new int[] {0, 0, 1, 1}, run.votes());
+        // A pause over max_gap_s (2 s) before the STAIR windows: they vote in a new run, the onset stays level.
+        int[] decisions = {0, 0, 0, 1, 1};
+        int[] onsets = {0, 0, 1, 0, 0};
+        assertArrayEquals(new int[] {0, 0, 0, 1, 1}, run(3, decisions, onsets, new double[] {0, 1, 2, 5, 6}).votes());
+        // Exactly max_gap_s keeps one run: the onset window reads its STAIR successor.
+        assertArrayEquals(new int[] {0, 0, 1, 1, 1},
+                run(3, decisions, onsets, new double[] {0, 1, 2, 4.5, 5.5}).votes());
+    }
+
+    @Test
+    void oneStepIgnoresTheOnsetFlag() {
+        Run run = run(1, new int[] {0, 1, 1}, new int[] {1, 0, 0}, contiguous(3));
+        assertArrayEquals(new int[] {0, 1, 1}, run.votes());
+        assertArrayEquals(new int[] {1, 1, 1, 0}, run.perCall(), "each window decided as it closes, as without it");
+    }
+
+    @Test
+    void anOnsetWindowReadsItsSuccessorsOwnDecisionNotItsVote() {
+        // The second window is at the onset threshold; its successor is level, voted STAIR between two
+        // STAIR windows ([1 0 1]): no onset, and the majority 0 [1] 0 keeps it level.
+        assertArrayEquals(new int[] {0, 0, 1, 1}, run(3, new int[] {0, 1, 0, 1}, new int[] {0, 1, 0, 0},
+                contiguous(4)).votes());
+        // A level onset window before a level one stays level.
+        assertArrayEquals(new int[] {0, 0, 0}, run(3, new int[] {0, 0, 0}, new int[] {1, 1, 1}, contiguous(3)).votes());
+    }
+
+    @Test
     void refusesAnEvenOrEmptyVote() {
         for (int steps : new int[] {0, 2, -1}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new StepVote(steps, 1.5));
@@ -138,7 +198,7 @@ class StepVoteTest {
         }
         assertThrows(IllegalArgumentException.class, () -> new StepVote(3, 0));
         StepVote vote = new StepVote(3, 1.5);
-        vote.push(true, 0, S);
+        vote.push(true, false, 0, S);
         assertThrows(IndexOutOfBoundsException.class, () -> vote.decided(0), "the push decided nothing");
     }
 }

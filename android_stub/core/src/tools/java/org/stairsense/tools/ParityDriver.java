@@ -39,16 +39,18 @@ import org.stairsense.core.Window;
  * 6 float64 columns (NaN-padded) and the vertical float64. An exception is written as
  * {@code E message} and the exit status is 3.
  *
- * <p>With DECISIONS.bin (one int8 per kept window, 1 = STAIR), the pipeline runs with a classifier
- * that answers those in turn, as the exported model would; at the end it is flushed and, for a
- * barometer configuration, {@code M up down climbed_m descended_m floors_up floors_down} written
- * before {@code C} (its {@link org.stairsense.core.ClimbCounter}).
+ * <p>With DECISIONS.bin (one int8 per kept window: bit 0 (value 1) STAIR, bit 1 (value 2) at the
+ * model's flight-onset threshold), the pipeline runs with a classifier that answers those in turn,
+ * as the exported model would; at the end it is flushed and, for a barometer configuration,
+ * {@code M up down climbed_m descended_m floors_up floors_down} written before {@code C} (its
+ * {@link org.stairsense.core.ClimbCounter}).
  *
  * <p>The server also runs {@link StepVote} alone: a line {@code vote STEPS MAX_GAP_S IN.bin OUT.bin}
  * (tab-separated; MAX_GAP_S as Python's {@code repr}) reads little-endian int64 rows
- * {@code decision t_start t_end}, where decision 1 is STAIR, 0 is not and -1 is a flush (a segment
- * ended; its times are ignored), and writes an int64 pair {@code row decision} per window decided,
- * {@code row} being the input row whose push or flush decided it.
+ * {@code decision t_start t_end}, where decision -1 is a flush (a segment ended; its times are
+ * ignored) and 0..3 a window, its bits as in DECISIONS.bin (bit 0 STAIR, bit 1 onset), and writes an
+ * int64 pair {@code row decision} (the voted decision, 1 = STAIR) per window decided, {@code row}
+ * being the input row whose push or flush decided it.
  */
 public final class ParityDriver {
     private ParityDriver() {
@@ -98,7 +100,7 @@ public final class ParityDriver {
                 long decision = in.getLong();
                 long tStart = in.getLong();
                 long tEnd = in.getLong();
-                int n = decision < 0 ? vote.flush() : vote.push(decision == 1, tStart, tEnd);
+                int n = decision < 0 ? vote.flush() : vote.push((decision & 1) != 0, (decision & 2) != 0, tStart, tEnd);
                 for (int k = 0; k < n; k++) {
                     pair.clear();
                     pair.putLong(row).putLong(vote.decided(k) ? 1 : 0);
@@ -136,9 +138,7 @@ public final class ParityDriver {
                 }
                 Pipeline.WindowClassifier classifier = null;
                 if (args.length == 6) {
-                    byte[] decisions = Files.readAllBytes(Paths.get(args[5]));
-                    int[] next = {0};
-                    classifier = (rows, n, columns) -> decisions[next[0]++] == 1;
+                    classifier = new Replayed(Files.readAllBytes(Paths.get(args[5])));
                 }
                 Pipeline pipeline = new Pipeline(config, method, Double.parseDouble(args[2]), classifier, recorder);
                 recorder.pipeline = pipeline;
@@ -161,6 +161,29 @@ public final class ParityDriver {
             recorder.flush();
         }
         return status;
+    }
+
+    /** Answers the decisions of DECISIONS.bin in turn (class comment): bit 0 STAIR, bit 1 onset. */
+    private static final class Replayed implements Pipeline.WindowClassifier {
+        private final byte[] decisions;
+        private int next;
+        private boolean onset;
+
+        Replayed(byte[] decisions) {
+            this.decisions = decisions;
+        }
+
+        @Override
+        public boolean isStair(float[] samples, int rows, int columns) {
+            byte decision = decisions[next++];
+            onset = (decision & 2) != 0;
+            return (decision & 1) != 0;
+        }
+
+        @Override
+        public boolean onset() {
+            return onset;
+        }
     }
 
     /** Writes what the pipeline reports, in the formats above. */
