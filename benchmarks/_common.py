@@ -207,16 +207,16 @@ def cached_windows(logs, config):
     return data["X"], data["y"], data["groups"]
 
 
-def vote_per_log(decided, log_index, t_start_ns, t_end_ns, config):
-    """Each log's decisions voted as ``replay`` and the phone vote them, logs apart:
-    :func:`stairsense.models.vote_decisions` with the configuration's vote."""
+def vote_per_log(decided, log_index, t_start_ns, t_end_ns, config, onset=None):
+    """Each log's decisions (and the model's onset candidates, if any) voted as ``replay`` and the
+    phone vote them, logs apart: :func:`stairsense.models.vote_decisions` with the configuration's vote."""
     from stairsense.models import vote_decisions
 
     return vote_decisions(decided, t_start_ns, t_end_ns, config.vote_steps, config.step_context_gap_s,
-                          log_index=log_index)
+                          log_index=log_index, onset=onset)
 
 
-def vote_windows(decided, ds, config):
+def vote_windows(decided, ds, config, onset=None):
     """The decisions on a :class:`~stairsense.features.WindowDataset`'s windows voted per log
     (:func:`vote_per_log` with the dataset's logs and times)."""
-    return vote_per_log(decided, ds.log_index, ds.t_start_ns, ds.t_end_ns, config)
+    return vote_per_log(decided, ds.log_index, ds.t_start_ns, ds.t_end_ns, config, onset)

@@ -44,9 +44,10 @@ Figures, each model beside its accelerometer-only twin:
   ``support_scale``) and without it, each training draw's models also on the IPIN logs (the
   calibration openings are where the gates matter); beside them a peer on the same rows,
   gradient-boosted trees, alone and behind KOMD's gate (:func:`spread_models`).
-* **A flight's first step** (research, not shipped): the shipped head with the window before a
-  STAIR window decided STAIR at a lower log-odds threshold (:func:`with_onsets`), at each of
-  :data:`ONSET_THRESHOLDS` on the main pair and at :data:`ONSET_SPREAD` over the other draws.
+* **A flight's first step**: recall by a stair step's place in its flight, with the shipped onset
+  rule (:class:`~stairsense.models.StepVote`: a window at the trees' lower onset threshold before a
+  STAIR window is STAIR) and without it; the main pair at each of :data:`ONSET_THRESHOLDS`, the
+  other draws with and without the rule.
 * **Logs without pressure**: the accelerometer-only model decides the same on the held-out walks
   with the pressure column removed, window for window.
 
@@ -101,22 +102,20 @@ def ipin_counts(decided, ipin: Windows) -> tuple[int, int]:
     return int(stair[ipin.ipin_calibration].sum()), int(stair[ipin.ipin_walk].sum())
 
 
-def with_onsets(decided, raw, candidates, ds: WindowDataset, gap_s: float) -> np.ndarray:
-    """The voted ``decided`` with each flight's onset added: a window that ``candidates`` marks (the
-    trees' log-odds at a lower threshold, gate unchanged) is STAIR where the next window of its run
-    is STAIR before the vote (``raw``). Research, not shipped (``onset_tradeoff``).
+def voted(model):
+    """WindowDataset → a fitted stair-step model's decisions voted per log as ``replay`` votes them,
+    its onset candidates included (:meth:`~stairsense.models.StairstepModel.decide`)."""
+    def decide(ds):
+        decided, onset = model.decide(ds.X)
+        return vote_windows(decided, ds, model.config, onset)
+    return decide
 
-    The barometer lags a climb, so a flight's first stair step looks level to the model more often
-    than the steps after it do. Reading the next window costs no latency: the vote of 3 already
-    decides a window when the next one closes."""
-    order = np.lexsort((ds.t_start_ns, ds.log_index))
-    log, start, end = ds.log_index[order], ds.t_start_ns[order], ds.t_end_ns[order]
-    same_run = (log[1:] == log[:-1]) & ((start[1:] - end[:-1]) / 1e9 <= gap_s)
-    onset = np.zeros(len(order), dtype=bool)
-    onset[:-1] = same_run & (np.asarray(candidates)[order][:-1] == STAIR) & (np.asarray(raw)[order][1:] == STAIR)
-    out = np.asarray(decided).copy()
-    out[order[onset]] = STAIR
-    return out
+
+def with_head(model, **params):
+    """A copy of a fitted trees model whose head decides with ``params`` (its thresholds) instead."""
+    moved = copy.deepcopy(model)
+    moved.pipeline.steps[-1][1].set_params(**params)
+    return moved
 
 
 def touches(logs, ds, codes) -> np.ndarray:
@@ -198,16 +197,16 @@ def figures(models, w: Windows, test_people, ipin_folds) -> dict:
     (``vote_steps``), the labelled ones scored. ``raw`` holds the scores without the vote."""
     config = models[0].config
     test_model = np.arange(len(test_people)) % len(models)
-    raw = np.empty(len(w.test), dtype=np.int64)
+    raw, onset = np.empty(len(w.test), dtype=np.int64), np.zeros(len(w.test), dtype=bool)
     for k, model in enumerate(models):
         rows = test_model[w.test.log_index] == k
-        raw[rows] = model.predict(w.test.X[rows])
-    decided = vote_windows(raw, w.test, config)
-    ipin_raw = np.zeros(len(w.ipin), dtype=np.int64)
+        raw[rows], onset[rows] = model.decide(w.test.X[rows])
+    decided = vote_windows(raw, w.test, config, onset)
+    ipin_raw, ipin_onset = np.zeros(len(w.ipin), dtype=np.int64), np.zeros(len(w.ipin), dtype=bool)
     for k, held_out in enumerate(ipin_folds):
         rows = held_out[w.ipin.log_index]
-        ipin_raw[rows] = models[k % len(models)].predict(w.ipin.X[rows])
-    ipin_decided = vote_windows(ipin_raw, w.ipin, config) == STAIR
+        ipin_raw[rows], ipin_onset[rows] = models[k % len(models)].decide(w.ipin.X[rows])
+    ipin_decided = vote_windows(ipin_raw, w.ipin, config, ipin_onset) == STAIR
     rides, ramps = touches(test_people, w.test, RIDES), touches(test_people, w.test, RAMPS)
     walk, calibration = w.ipin_walk, w.ipin_calibration
     per_log = [ipin_decided[walk & (w.ipin.log_index == j)].mean() for j in range(ipin_folds[0].size)]  # every log is in each fold mask
@@ -224,16 +223,14 @@ def figures(models, w: Windows, test_people, ipin_folds) -> dict:
 
 def threshold_tradeoff(model, w: Windows, thresholds=(-1.5, -1.0, -0.75, -0.5, 0.0)) -> list[dict]:
     """The held-out figures with the trees head's log-odds threshold at each of ``thresholds``, its
-    support gate unchanged, each log voted as ``replay`` votes: whether any threshold of this model
+    support gate and onset threshold unchanged, each log voted as ``replay`` votes: whether any threshold of this model
     meets both simulated targets. The score min(F − threshold, gate) mixes two scales, log-odds and
     kernel similarity, so moving a cut on the score itself would move the gate's edge as well.
     Reported, never chosen here (``TREES_HEAD`` says how its threshold was)."""
-    moved = copy.deepcopy(model)
     scored = w.test.y != AMBIGUOUS
     rows = []
     for threshold in thresholds:
-        moved.pipeline.steps[-1][1].set_params(threshold=threshold)
-        decided = vote_windows(moved.predict(w.test.X), w.test, model.config)
+        decided = voted(with_head(model, threshold=threshold))(w.test)
         rows.append({"threshold": threshold, **stair_rates(decided[scored], w.test.y[scored], w.test.activity[scored])})
     return rows
 
@@ -276,33 +273,18 @@ def recall_by_position(decided, position, last: int = 3) -> list[tuple[int, floa
     return [(int(np.sum(place == p)), float(np.mean(decided[place == p] == STAIR))) for p in range(last + 1)]
 
 
-#: Lower log-odds thresholds at which ``with_onsets`` adds a flight's first step, reported not chosen.
-ONSET_THRESHOLDS = (-1.0, -1.5, -2.0)
-#: The one of them the seed-spread table carries, picked on the 20 pairs it reports (not out of sample).
-ONSET_SPREAD = -1.5
-
-
-def onset_decider(model, low: float):
-    """WindowDataset → the model's decisions, voted as ``replay`` votes them and with each flight's
-    onset added at log-odds ``low`` (:func:`with_onsets`)."""
-    lowered = copy.deepcopy(model)
-    lowered.pipeline.steps[-1][1].set_params(threshold=low)
-
-    def decide(ds):
-        raw = model.predict(ds.X)
-        decided = vote_windows(raw, ds, model.config)
-        return with_onsets(decided, raw, lowered.predict(ds.X), ds, model.config.step_context_gap_s)
-    return decide
+#: Onset thresholds the main pair's model is decided at (None: the rule off), the shipped one among them.
+ONSET_THRESHOLDS = (None, -1.0, TREES_HEAD["onset_threshold"], -2.0)
 
 
 def onset_tradeoff(model, w: Windows, people) -> list[dict]:
     """The held-out figures (and ``decided``, every window's decision) of the model as trained with
-    each flight's onset added at each of :data:`ONSET_THRESHOLDS`: what the barometer's lag at a
-    flight's start costs in recall."""
+    its onset threshold at each of :data:`ONSET_THRESHOLDS`: what the barometer's lag at a flight's
+    start costs in recall, and what the rule buys back."""
     scored, rides = w.test.y != AMBIGUOUS, touches(people, w.test, RIDES)
     rows = []
     for low in ONSET_THRESHOLDS:
-        decided = onset_decider(model, low)(w.test)
+        decided = voted(with_head(model, onset_threshold=low))(w.test)
         rows.append({"low": low, "decided": decided, "ride_stairs": int(np.sum(decided[rides] == STAIR)),
                      **stair_rates(decided[scored], w.test.y[scored], w.test.activity[scored])})
     return rows
@@ -364,17 +346,16 @@ def decision_delays(config, people) -> np.ndarray:
 
 TREES_SIZE = (f"{TREES_HEAD['n_trees']} trees of at most {TREES_HEAD['max_leaves']} leaves, gated by "
               f"{TREES_HEAD['n_landmarks']} k-means centres of the training stair windows")
-SHIPPED = (f"shipped: the trees head ({TREES_SIZE}, log-odds threshold {TREES_HEAD['threshold']:g}; "
-           "`train --barometer`)")
+SHIPPED = (f"shipped: the trees head ({TREES_SIZE}, log-odds threshold {TREES_HEAD['threshold']:g}, a flight's "
+           f"onset at {TREES_HEAD['onset_threshold']:g}; `train --barometer`)")
 SHIPPED_AT_0 = "the same with its log-odds threshold at 0"
 KOMD = (f"KOMD head (`--head komd`, its gate at {TRAIN_DEFAULTS.support_scale:g} × quantile "
         f"{TRAIN_DEFAULTS.support_quantile:g})")
 UNGATED = "KOMD without its gate (`--head komd --support-quantile none`)"
 TREES = "peer: gradient-boosted trees"
 GATED_TREES = "peer: the same trees behind KOMD's gate"
-ONSETS = (f"research, not shipped: the shipped head with each flight's onset added at log-odds {ONSET_SPREAD:g} "
-          "(the window before a STAIR window)")
-SPREAD_MODELS = (SHIPPED, SHIPPED_AT_0, ONSETS, KOMD, UNGATED, TREES, GATED_TREES)
+WITHOUT_ONSET = "the shipped head without the onset rule (each window at its threshold, voted)"
+SPREAD_MODELS = (SHIPPED, SHIPPED_AT_0, WITHOUT_ONSET, KOMD, UNGATED, TREES, GATED_TREES)
 
 
 def gate_alone(model):
@@ -392,9 +373,9 @@ def spread_models(ds: WindowDataset, config, check) -> tuple[dict, dict]:
     WindowDataset to its decisions (1 = STAIR) voted per log as ``replay`` votes them; and the two
     heads as models ``replay`` runs (label → model), whose floors are counted too.
 
-    The shipped model is the recipe's trees head, as trained, with its threshold at 0 (the
-    threshold is read when deciding, so one fit serves both) and with each flight's onset added
-    (:func:`with_onsets`, research); beside it the recipe's KOMD head, with
+    The shipped model is the recipe's trees head, as trained (a flight's onset added by the vote),
+    with its threshold at 0 and without the onset rule (the thresholds are read when deciding, so
+    one fit serves all three); beside it the recipe's KOMD head, with
     and without its support gate. The peer is scikit-learn's histogram gradient boosting on the same
     rows (300 rounds, its other defaults, its own 0.5 threshold): a flexible model that needs no
     kernel or feature scaling, to tell the features' limit from the heads'; behind KOMD's support
@@ -403,8 +384,6 @@ def spread_models(ds: WindowDataset, config, check) -> tuple[dict, dict]:
     windows off), since that function reads the estimator's fitted attributes."""
     stair = (ds.y == STAIR).astype(np.int64)
     shipped = TRAIN_DEFAULTS.replace(config=config).fit(ds.X, ds.y, ds.feature_names)
-    at_0 = copy.deepcopy(shipped)
-    at_0.pipeline.steps[-1][1].set_params(threshold=0.0)
     komd = TRAIN_DEFAULTS.replace(config=config, head="komd").fit(ds.X, ds.y, ds.feature_names)
     # The gate is set after the fit and changes nothing in it (tests/test_robust.py), so the
     # ungated model is the KOMD one without its threshold: what `--support-quantile none` fits.
@@ -415,15 +394,16 @@ def spread_models(ds: WindowDataset, config, check) -> tuple[dict, dict]:
     if not np.array_equal(komd.predict(check), ungated.predict(check) & (gate.predict(check) == STAIR)):
         raise AssertionError("gate_alone no longer reproduces KOMD's support gate: update it to the estimator")
 
-    def voted(predict):
+    def peer(predict):
         return lambda ds: vote_windows(predict(ds.X), ds, config)
 
     def gated(X):
         return trees.predict(X) & (gate.predict(X) == STAIR)
 
-    return ({SHIPPED: voted(shipped.predict), SHIPPED_AT_0: voted(at_0.predict),
-             ONSETS: onset_decider(shipped, ONSET_SPREAD), KOMD: voted(komd.predict), UNGATED: voted(ungated.predict),
-             TREES: voted(trees.predict), GATED_TREES: voted(gated)}, {SHIPPED: shipped, KOMD: komd})
+    return ({SHIPPED: voted(shipped), SHIPPED_AT_0: voted(with_head(shipped, threshold=0.0)),
+             WITHOUT_ONSET: voted(with_head(shipped, onset_threshold=None)), KOMD: voted(komd),
+             UNGATED: voted(ungated), TREES: peer(trees.predict), GATED_TREES: peer(gated)},
+            {SHIPPED: shipped, KOMD: komd})
 
 
 def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Windows) -> list[dict]:
@@ -523,13 +503,13 @@ def main(argv=None):
                     onsets = onset_tradeoff(models[0], w, test)
                     position = np.where(w.test.y == STAIR, flight_positions(test, w.test), -1)
                     by_position = {"as shipped": recall_by_position(results[variant, True]["decided"], position),
-                                   f"with each flight's onset added at {ONSET_SPREAD:g}": recall_by_position(
-                                       next(o["decided"] for o in onsets if o["low"] == ONSET_SPREAD), position)}
+                                   "without the onset rule": recall_by_position(
+                                       next(o["decided"] for o in onsets if o["low"] is None), position)}
             if variant == "simulated" and not barometer:
                 without_p = window_dataset([dataclasses.replace(log, pressure=None) for log in test], config,
                                            keep_unlabelled=True)
                 same_without_p = bool(np.array_equal(
-                    vote_windows(models[0].predict(without_p.X), without_p, config), results[variant, False]["decided"]))
+                    voted(models[0])(without_p), results[variant, False]["decided"]))
     placement_rates = [per_placement(results[v, b], with_height, test) for v in VARIANTS for b in (True, False)]
     delays = decision_delays(CONFIG, test)
     given = {args.seed: (train, with_height.train), args.seed + 1: (test, with_height.test)}
@@ -594,7 +574,7 @@ def main(argv=None):
         threshold_verdict(tradeoff) + " Measured on the held-out people to show how far the targets are, not to "
         "choose a threshold.",
         "",
-        "### A flight's first step (research, not shipped; simulated, with barometer)",
+        "### A flight's first step (simulated, with barometer)",
         "",
         "Stair-step recall by the step's place in its flight (a bout of stairs between landings; the window's "
         "middle decides which), each step decided by the vote as `replay` decides it:",
@@ -604,19 +584,23 @@ def main(argv=None):
                         "lrrrr"),
         "",
         "The barometer lags a climb, so the model misses a flight's first stair step more often than the "
-        "steps after it. The rule measured here adds it back: a window whose trees' log-odds reach a lower "
-        "threshold (gate unchanged) is STAIR where the next window of its run is STAIR before the vote. It "
-        "reads only the window the vote of 3 already waits for, so it decides no later. To ship, the exported "
-        "graph would output both decisions and the phone's vote read them; neither does today.",
+        "steps after it. The shipped vote adds it back (`StepVote`, in `replay`, the exported graph's "
+        "`onset_score` and the phone's vote): a window whose trees' log-odds reach a lower onset threshold "
+        "(gate unchanged) is STAIR where the next window of its run is STAIR before the vote. It reads only "
+        "the window the vote of 3 already waits for, so it decides no later. The same model at other onset "
+        "thresholds:",
         "",
         *markdown_table(["the trees' log-odds threshold, and at a flight's start", "stair-step recall",
                          "level walking called stairs", "stair steps in lift and escalator rides", "F1"],
-                        [(f"{TREES_HEAD['threshold']:+.2f}, {o['low']:+.2f}", f"{o['stair_recall']:.3f}",
-                          pct(o["walking_called_stairs"]), str(o["ride_stairs"]), f"{o['f1']:.3f}")
-                         for o in onsets], "lrrrr"),
+                        [(f"{TREES_HEAD['threshold']:+.2f}, " + ("none" if o["low"] is None else f"{o['low']:+.2f}")
+                          + (" (shipped)" if o["low"] == TREES_HEAD["onset_threshold"] else ""),
+                          f"{o['stair_recall']:.3f}", pct(o["walking_called_stairs"]), str(o["ride_stairs"]),
+                          f"{o['f1']:.3f}") for o in onsets], "lrrrr"),
         "",
-        f"Over the {len(args.spread_train_seeds) * len(args.spread_test_seeds)} pairs of draws below, the rule at {ONSET_SPREAD:g} is the row marked research; the "
-        "threshold was picked looking at them, so they are not out of sample for it.",
+        f"The onset threshold {TREES_HEAD['onset_threshold']:g} was picked looking at the "
+        f"{len(args.spread_train_seeds) * len(args.spread_test_seeds)} pairs of draws below (the row without the "
+        "rule shows what it adds there), so they are not out of sample for it; `bench_komd_recipe.py`'s fresh and "
+        "confirm pairs are.",
         "",
         "### The same recipe over other draws of people (simulated, with barometer): its two heads, KOMD's support gate, and a flexible peer",
         "",
