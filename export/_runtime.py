@@ -302,8 +302,9 @@ def run_windows(session, samples, offsets, inputs, outputs=("score",)) -> np.nda
     ``inputs`` (graph input name → (W, k) float32 rows; None entries are inputs the graph does not take)."""
     rows = {name: np.asarray(value, np.float32) for name, value in inputs.items() if value is not None}
     run, outputs = session.run, list(outputs)
-    return np.array([[out[0] for out in run(outputs, {"samples": samples[a:b], **{name: r[w : w + 1] for name, r in rows.items()}})]
-                     for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))], dtype=np.float32).reshape(-1, len(outputs))
+    scores = [[out[0] for out in run(outputs, {"samples": samples[a:b], **{name: r[w : w + 1] for name, r in rows.items()}})]
+              for w, (a, b) in enumerate(zip(offsets[:-1], offsets[1:]))]
+    return np.array(scores, dtype=np.float32).reshape(-1, len(outputs))
 
 
 def inspect_model(path) -> dict:

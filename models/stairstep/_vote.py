@@ -18,10 +18,10 @@ with ``steps=3`` while walking on.
 **A flight's onset.** A barometer model also says which windows reach a lower, *onset* threshold
 (``GatedTreesClassifier.onset_threshold``): the barometer lags a climb, so a flight's first stair
 step often scores below the decision threshold while the steps after it do not (recall by a
-step's place in its flight: ``benchmarks/bench_barometer.py``, "A flight's first step"). Such a window is STAIR where the next window of its run is
-STAIR before the vote. The vote already waits for that window, so the rule decides no later; with
-``steps=1`` there is no vote and no rule (it would have to wait). Pushed without ``onset`` the vote
-is the majority alone.
+step's place in its flight: ``benchmarks/bench_barometer.py``, "A flight's first step"). Such a
+window is STAIR where the next window of its run is STAIR before the vote. The vote already waits
+for that window, so the rule decides no later; with ``steps=1`` there is no vote and no rule (it
+would have to wait). Pushed without ``onset`` the vote is the majority alone.
 
 Measured (``benchmarks/bench_barometer.py`` and ``benchmarks/bench_placements.py``, default run
 against ``steps=1``, in the README's tables): 3 lowers level walking called stairs on simulated
