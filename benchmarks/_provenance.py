@@ -37,7 +37,13 @@ def measures(script: str) -> tuple[str, ...]:
 
 
 def results_pages(script: str) -> list[Path]:
-    """``bench_<topic>.py`` writes ``results/<topic>.md``, or one ``<topic>_<part>.md`` per part."""
+    """The pages ``script`` wrote: those whose first line records a command running it (an ``--out``
+    may name any page); for pages without that record, ``bench_<topic>.py`` writes
+    ``results/<topic>.md``, or one ``<topic>_<part>.md`` per part."""
+    named = sorted(page for page in RESULTS.glob("*.md")
+                   if (recorded_command(page) or "").split()[1:2] == [f"benchmarks/{script}"])
+    if named:
+        return named
     topic = script.removeprefix("bench_").removesuffix(".py")
     page = RESULTS / f"{topic}.md"
     return [page] if page.exists() else sorted(RESULTS.glob(f"{topic}_*.md"))
