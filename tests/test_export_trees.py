@@ -105,8 +105,7 @@ def test_the_onset_output_decides_as_python_and_the_file_votes_as_the_model(mode
     samples, offsets, context, height = validation_windows(logs, CONFIG)
     X = model.window_rows(samples, offsets, step_context=context, height=height)
     # oracle: the same trees and gate at the onset threshold, by the estimator's own decision function
-    lowered = head.__class__(**{**head.get_params(), "threshold": head.onset_threshold})
-    lowered.__dict__.update({k: v for k, v in head.__dict__.items() if k.endswith("_")})
+    lowered = copy.deepcopy(head).set_params(threshold=head.onset_threshold)
     expected_onset = lowered.predict(model.pipeline[:-1].transform(X)) == 1
     decided, onset = model.decide(X)
     np.testing.assert_array_equal(onset, expected_onset)

@@ -1,4 +1,6 @@
 """GatedTreesClassifier against its oracles: the booster it flattens, and the gate by brute force."""
+import copy
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
@@ -122,8 +124,7 @@ def test_the_onset_threshold_decides_as_the_same_trees_at_that_threshold():
     X, y = make_classification(600, n_features=5, random_state=8)
     clf = GatedTreesClassifier(n_trees=20, n_landmarks=16, threshold=-0.5, onset_threshold=-1.5,
                                random_state=0).fit(X, y)
-    lowered = GatedTreesClassifier(**{**clf.get_params(), "threshold": -1.5, "onset_threshold": None})
-    lowered.__dict__.update({k: v for k, v in clf.__dict__.items() if k.endswith("_")})
+    lowered = copy.deepcopy(clf).set_params(threshold=-1.5, onset_threshold=None)
     X_new = np.random.default_rng(9).normal(scale=2.0, size=(9000, 5))  # more than one block of rows
     np.testing.assert_allclose(clf.onset_decision_function(X_new), lowered.decision_function(X_new), rtol=0, atol=0)
     labels, onset = clf.decisions(X_new)
