@@ -42,7 +42,7 @@ public final class PipelineConfig {
      * Upper bounds, checked before anything is sized from them (Python's {@code _LIMITS}; the tests
      * compare the two): a model file's configuration is a claim like any other.
      */
-    static final Map<String, Object> LIMITS = Map.of("rate_hz", 1000.0, "smooth_ms", 60000.0, "gravity_ms", 60000.0,
+    static final Map<String, Double> LIMITS = Map.of("rate_hz", 1000.0, "smooth_ms", 60000.0, "gravity_ms", 60000.0,
             "threshold_window_s", 60.0, "max_step_s", 60.0, "window_ms", 60000.0, "max_gap_s", 60.0,
             "step_context", 1000.0, "step_context_gap_s", 60.0, "vote_steps", 999.0);
 
@@ -100,10 +100,11 @@ public final class PipelineConfig {
             throw new ModelConfigException("the model's configuration lacks keys " + missing
                     + "; re-export the model with this stairsense version");
         }
-        for (Map.Entry<String, Object> limit : LIMITS.entrySet()) {
+        for (Map.Entry<String, Double> limit : LIMITS.entrySet()) {
             Object v = values.get(limit.getKey());
-            if (v instanceof Double && (Double) v > (Double) limit.getValue()) {
-                throw new ModelConfigException(limit.getKey() + " must be at most " + limit.getValue() + ", got " + v);
+            if (v instanceof Double && (Double) v > limit.getValue()) {
+                throw new ModelConfigException(limit.getKey() + " must be at most " + wholeOrDecimal(limit.getValue())
+                        + ", got " + v);
             }
         }
         Object rate = values.get("rate_hz");
@@ -181,6 +182,16 @@ public final class PipelineConfig {
     /** Buffer lengths in ns as Python's {@code _ms}: {@code int(round(ms * 1e6))}, round half to even. */
     static long millisToNanos(double ms) {
         return (long) Math.rint(ms * 1e6);
+    }
+
+    /** Spans in ns as Python's {@code int(round(s * 1e9))}, round half to even. */
+    static long secondsToNanos(double s) {
+        return (long) Math.rint(s * 1e9);
+    }
+
+    /** A limit as Python's {@code f"{limit:g}"} prints it (every limit is below 1e6): 60000, not 60000.0. */
+    static String wholeOrDecimal(double v) {
+        return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
     }
 
     private static String quoted(String s) {

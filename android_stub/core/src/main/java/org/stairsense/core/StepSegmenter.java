@@ -35,8 +35,7 @@ public final class StepSegmenter {
 
     public StepSegmenter(PipelineConfig config) {
         this.config = config;
-        // Python: int(round(threshold_window_s * 1e9)), round half to even.
-        power = config.thresholdWindowS > 0 ? BufferMean.ofSpan((long) Math.rint(config.thresholdWindowS * 1e9), true) : null;
+        power = config.thresholdWindowS > 0 ? BufferMean.ofSpan(PipelineConfig.secondsToNanos(config.thresholdWindowS), true) : null;
         reset();
     }
 

@@ -89,10 +89,11 @@ class ModelMetadataTest {
 
     @Test
     void boundsEverySizeBeforeSizingAnythingFromIt() {
-        for (Map.Entry<String, Object> limit : PipelineConfig.LIMITS.entrySet()) {
-            double past = (Double) limit.getValue() + 2;  // an odd vote stays odd
+        for (Map.Entry<String, Double> limit : PipelineConfig.LIMITS.entrySet()) {
+            double past = limit.getValue() + 2;  // an odd vote stays odd
             String message = messageOf(metadata(TestConfigs.json("\"" + limit.getKey() + "\": " + past)));
-            assertEquals("stairs.onnx: " + limit.getKey() + " must be at most " + limit.getValue() + ", got " + past, message);
+            assertEquals("stairs.onnx: " + limit.getKey() + " must be at most "
+                    + limit.getValue().longValue() + ", got " + past, message);
         }
     }
 
