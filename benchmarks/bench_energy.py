@@ -64,6 +64,8 @@ VARIANTS = {
     "no smoothing": THESIS.replace(smoothing="none"),
     "Mizell (acc only)": THESIS.replace(orientation="mizell"),
     "Linear (linacc + rotvec)": THESIS.replace(orientation="linear"),
+    "Mizell + step context (5 steps)": THESIS.replace(orientation="mizell", step_context=5),
+    "Mizell + step context + barometer (10 Hz)": THESIS.replace(orientation="mizell", step_context=5, barometer=True),
 }
 
 
@@ -80,6 +82,16 @@ def komd_graph():
                                  feature_names=data.feature_names)
     proto, _, _ = build_onnx_model(model, "fp32")
     return proto, list(np.flatnonzero(model.pipeline[1].get_support())), list(model.feature_names)
+
+
+def barometer_finding(without, with_barometer) -> str:
+    """What reading the barometer adds to the same configuration: the sensor and the delivery of its
+    events, the height filter on every sample, the height features of every kept window."""
+    added = with_barometer.total_mah - without.total_mah
+    parts = ", ".join(f"{stage} {with_barometer.stage_mah[stage] - without.stage_mah[stage]:.3f}"
+                      for stage in ("barometer", "height_filter", "height_features"))
+    return (f"- The barometer (Mizell with the step context, as the barometer model needs): +{added:.2f} mAh/day "
+            f"(+{100 * added / without.total_mah:.1f} %): {parts} mAh/day.")
 
 
 def findings(lines):
@@ -107,7 +119,9 @@ def findings(lines):
                   f"alone {100 * (1 - processing[0] / processing[1]):.1f} % saved.",
                   f"- Finding 2 (smoothing, thesis: about +0.26 %): +{100 * ours.stage_mah['smoothing'] / raw.total_mah:.4f} %.",
                   f"- Finding 3 (thesis: Mizell < ours < Linear): Mizell {reports['Mizell (acc only)'].total_mah:.2f}, ours "
-                  f"{ours.total_mah:.2f}, Linear {reports['Linear (linacc + rotvec)'].total_mah:.2f} mAh/day.", ""]
+                  f"{ours.total_mah:.2f}, Linear {reports['Linear (linacc + rotvec)'].total_mah:.2f} mAh/day.",
+                  barometer_finding(reports["Mizell + step context (5 steps)"],
+                                    reports["Mizell + step context + barometer (10 Hz)"]), ""]
         if name == "nexus-2012":
             delta_windows = sum((sliding.workload["counts"][a]["classified"] / sliding.workload["counts"][a]["seconds"]
                                  - ours.workload["counts"][a]["classified"] / ours.workload["counts"][a]["seconds"]) * s
