@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from _provenance import BENCHMARKS, REPO, measures
+
 __all__ = [
     "ONE_THREAD_VARIABLES",
     "git_commit",
@@ -103,22 +105,24 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: 
             *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
 
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def write_results(path: Path, text: str) -> Path:
     """Write a results page atomically, its first line a provenance comment: full commit, command.
 
     ``<!-- bench: commit=<sha>[+dirty] command="..." -->`` is what ``tests/test_measured_figures.py``
-    reads to decide whether a figure is older than the code it measures (``+dirty``: the tree had
-    uncommitted changes, so the figure belongs to no commit and counts as stale).
+    reads to decide whether a figure is older than the code it measures (``+dirty``: that code had
+    uncommitted changes, so the figure belongs to no commit and counts as stale). The code is the
+    script's ``MEASURES`` and the script (:func:`_provenance.measures`), as freshness is judged on, so
+    an edit elsewhere (the README, another module) while a benchmark runs leaves its page clean.
     """
     path = Path(path)
     sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    script = Path(sys.argv[0]).resolve()
+    measured = measures(script.name) if script.parent == BENCHMARKS and script.name.startswith("bench_") else (".",)
     # Results pages themselves may be modified (a run of several benchmarks): they are not code.
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *measured,
                             ":!benchmarks/results"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    command = " ".join(["python", str(Path(sys.argv[0]).resolve().relative_to(REPO)), *sys.argv[1:]])
+    command = " ".join(["python", str(script.relative_to(REPO)), *sys.argv[1:]])
     header = f'<!-- bench: commit={sha or "unknown"}{"+dirty" if dirty else ""} command="{command}" -->\n'
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(header + text)
