@@ -37,8 +37,8 @@ Figures, each model beside its accelerometer-only twin:
   ``vote_steps // 2`` after it in its run, or of the window that starts the next run). On a phone
   the sensor hub's batching adds to it.
 * **Other draws of people**: the simulated barometer model for every pair of a training seed and a
-  held-out seed (``--spread-train-seeds``, ``--spread-test-seeds``), since one pair of 48 and 56
-  people moves recall by about ±0.02 and level walking called stairs by about ±0.4 points: the
+  held-out seed (``--spread-train-seeds``, ``--spread-test-seeds``), since one pair of training and
+  held-out people moves recall by about ±0.02 and level walking called stairs by about ±0.4 points: the
   shipped trees head, and the KOMD head with its support gate (both also counting floors with
   ``replay`` on every held-out walk) (``TrainRecipe.support_quantile``,
   ``support_scale``) and without it, each training draw's models also on the IPIN logs (the
@@ -48,6 +48,9 @@ Figures, each model beside its accelerometer-only twin:
   rule (:class:`~stairsense.models.StepVote`: a window at the trees' lower onset threshold before a
   STAIR window is STAIR) and without it; the main pair at each of :data:`ONSET_THRESHOLDS`, the
   other draws with and without the rule.
+* **Training people**: the shipped recipe fitted on 48 to 192 simulated people
+  (``--sweep-people``) of draws used for nothing else, each on three held-out draws: how recall and
+  level walking called stairs grow with the training data (:data:`TRAIN_PEOPLE` is chosen there).
 * **Logs without pressure**: the accelerometer-only model decides the same on the held-out walks
   with the pressure column removed, window for window.
 
@@ -85,6 +88,10 @@ MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "models/
             "export/energy/_workload.py", "stairsense/pipeline.py")
 RESULTS = Path(__file__).resolve().parent / "results" / "barometer.md"
 CONFIG = TRAIN_DEFAULTS.config.replace(rate_hz=30, orientation="vertical")
+# Simulated people every model here trains on, chosen on draws used for nothing else (the page's
+# "Training people" section, :func:`people_sweep`): with 48 the trees head was data-limited.
+TRAIN_PEOPLE = 192
+SWEEP_PEOPLE = (48, 96, 144, 192)
 RIDES = (Activity.LIFT_UP, Activity.LIFT_DOWN, Activity.ESCALATOR_UP, Activity.ESCALATOR_DOWN)
 RAMPS = (Activity.RAMP_UP, Activity.RAMP_DOWN)
 KINDS = {True: "with barometer", False: "accelerometer only"}
@@ -408,8 +415,8 @@ def spread_models(ds: WindowDataset, config, check) -> tuple[dict, dict]:
 
 def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Windows) -> list[dict]:
     """The simulated barometer models of :func:`spread_models` (trained on the simulated people
-    only) for every pair of a training and a held-out seed: how much of a figure is the draw of 48
-    and 56 people, what the support gate costs and buys, and how far a flexible peer gets on the
+    only) for every pair of a training and a held-out seed: how much of a figure is the draw of
+    the people, what the support gate costs and buys, and how far a flexible peer gets on the
     same features. ``given`` maps seeds whose windows are already cut to them (the main pair);
     ``ipin`` has every IPIN log's windows, decided by each training draw's models (none saw IPIN)."""
     config = CONFIG.replace(barometer=True)
@@ -436,6 +443,34 @@ def seed_spread(n_train, n_test, train_seeds, test_seeds, given: dict, ipin: Win
                              "ride_stairs": int(np.sum(decided[rides] == STAIR)),
                              **stair_rates(decided[scored], test.y[scored], test.activity[scored])})
     return rows
+
+
+def people_sweep(sizes, train_seeds, test_seeds, n_test) -> list[dict]:
+    """The shipped recipe fitted on each number of simulated people of each training draw, every
+    model voted on every held-out draw: how the figures grow with the training data. Its draws are
+    used nowhere else on this page; :data:`TRAIN_PEOPLE` was chosen on them."""
+    config = CONFIG.replace(barometer=True)
+    tests = {seed: window_dataset(simulated_people(n_test, seed=seed), config, keep_unlabelled=True)
+             for seed in test_seeds}
+    rows = []
+    for n in sizes:
+        for train_seed in train_seeds:
+            ds = window_dataset(simulated_people(n, seed=train_seed), config)
+            decide = voted(TRAIN_DEFAULTS.replace(config=config).fit(ds.X, ds.y, ds.feature_names))
+            rows += [{"people": n, **stair_rates(decide(test), test.y, test.activity)} for test in tests.values()]
+    return rows
+
+
+def sweep_table(rows) -> list[str]:
+    table = []
+    for n in sorted({r["people"] for r in rows}):
+        recall = np.array([r["stair_recall"] for r in rows if r["people"] == n])
+        walking = np.array([r["walking_called_stairs"] for r in rows if r["people"] == n])
+        table.append((n, f"{np.median(recall):.3f} ({recall.min():.3f}–{recall.max():.3f})",
+                      f"{pct(np.median(walking))} ({pct(walking.min())}–{pct(walking.max())})",
+                      f"{int(np.sum((recall >= 0.95) & (walking <= 0.01)))} of {len(recall)}"))
+    return markdown_table(["training people", "stair-step recall, median (range)",
+                           "level walking called stairs, median (range)", "both targets"], table, "rlll")
 
 
 def per_placement(f: dict, w: Windows, people) -> dict:
@@ -472,7 +507,7 @@ def floors_cell(rows) -> list:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--train-people", type=int, default=48)
+    parser.add_argument("--train-people", type=int, default=TRAIN_PEOPLE)
     parser.add_argument("--test-people", type=int, default=56)
     parser.add_argument("--folds", type=int, default=5, help="folds of IPIN trials (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="training people's seed; held-out people use seed + 1")
@@ -480,6 +515,12 @@ def main(argv=None):
                         help="training seeds of the seed-spread table (default 0 6 7 8)")
     parser.add_argument("--spread-test-seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5],
                         help="held-out seeds of the seed-spread table (default 1 to 5)")
+    parser.add_argument("--sweep-people", type=int, nargs="+", default=list(SWEEP_PEOPLE),
+                        help="training set sizes of the training-people table (default 48 96 144 192)")
+    parser.add_argument("--sweep-train-seeds", type=int, nargs="+", default=[30, 31],
+                        help="training seeds of the training-people table (default 30 31)")
+    parser.add_argument("--sweep-test-seeds", type=int, nargs="+", default=[40, 41, 42],
+                        help="held-out seeds of the training-people table (default 40 41 42)")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning)
     started = time.perf_counter()
@@ -515,6 +556,7 @@ def main(argv=None):
     given = {args.seed: (train, with_height.train), args.seed + 1: (test, with_height.test)}
     spread = seed_spread(args.train_people, args.test_people, args.spread_train_seeds, args.spread_test_seeds, given,
                          with_height)
+    sweep = people_sweep(args.sweep_people, args.sweep_train_seeds, args.sweep_test_seeds, args.test_people)
     elapsed = time.perf_counter() - started
 
     rows = [(v, KINDS[b]) for v in VARIANTS for b in (True, False)]
@@ -689,6 +731,16 @@ def main(argv=None):
         "within 2 s of the step's end. On a phone the sensor hub's batching adds to this: the app batches 5 s "
         "(`MAX_REPORT_LATENCY_US`) while no screen shows the count and flushes the batches every 0.5 s while its "
         "screen is in front (`LIVE_FLUSH_MS`).",
+        "",
+        "## Training people",
+        "",
+        f"The shipped recipe with the barometer fitted on {', '.join(map(str, args.sweep_people))} simulated people of "
+        f"training seeds {', '.join(map(str, args.sweep_train_seeds))}, each model voted on the held-out seeds "
+        f"{', '.join(map(str, args.sweep_test_seeds))} ({args.test_people} people): {len(args.sweep_train_seeds)} × "
+        f"{len(args.sweep_test_seeds)} pairs a size. None of these draws appears elsewhere on this page; the models "
+        f"above train on {args.train_people} people, chosen here. Level walking: windows labelled WALKING throughout.",
+        "",
+        *sweep_table(sweep),
         "",
         "## Logs without pressure",
         "",
