@@ -19,6 +19,36 @@ from ._recordings import recording_windows
 
 __all__ = ["train_from_recordings", "evaluate"]
 
+_MEMINFO = Path("/proc/meminfo")
+
+
+def _available_bytes() -> int | None:
+    """Memory the kernel says a new allocation can take without swapping (Linux's ``MemAvailable``);
+    None where the system does not say."""
+    try:
+        for line in _MEMINFO.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _check_kernel_fits(n_windows: int, head: str, paths: list[str], instead: str) -> None:
+    """Refuse a KOMD fit whose training kernel cannot fit in memory before it is allocated.
+
+    KOMD's solver holds the training windows' l × l kernel in float64 (exact KOMD its RBF kernel,
+    the Nyström head the Gram of its landmark features): 8 l² bytes, 13 GB at l = 40,000. Past the
+    memory available the fit would be killed, or swap for hours, without a word. ``instead`` names
+    the option that fits a head without one.
+    """
+    need, available = 8 * n_windows ** 2, _available_bytes()
+    if head == "komd" and available is not None and need > available:
+        named = ", ".join(paths) if len(paths) <= 3 else f"{paths[0]} and {len(paths) - 1} more"
+        raise ValueError(f"{named}: KOMD on {n_windows:,} training windows holds a "
+                         f"{n_windows:,} × {n_windows:,} kernel matrix ({need / 1e9:.1f} GB), more than the "
+                         f"{available / 1e9:.1f} GB of memory available; use fewer recordings, or {instead}")
+
 
 def _false_stair_rates(held_out, y, placement) -> dict:
     """Share of held-out NO_STAIR windows decided STAIR, per placement."""
@@ -56,6 +86,7 @@ def train_from_recordings(paths: Iterable[str | Path], recipe: TrainRecipe = TRA
     if len(set(ds.y.tolist())) < 2:
         raise ValueError(f"the windows of {paths} hold only class {ds.y[:1].tolist()}: training needs both STAIR "
                          "and NO_STAIR windows; add recordings with stairs and with level walking")
+    _check_kernel_fits(len(ds), recipe.resolved_head, paths, "--head trees (boosted trees hold no kernel matrix)")
     model = recipe.fit(ds.X, ds.y, ds.feature_names, groups=ds.groups, sources=paths)
     model.summary["orientation_methods"] = found.orientation_methods
     return model
@@ -126,6 +157,7 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
     split a log's windows, leaving no run to vote over.
     """
     config = config or PipelineConfig()
+    paths = [str(p) for p in paths]
     found = recording_windows(paths, config, progress=progress, read=read)
     ds = found.dataset
     grid = default_grid(classifier, grid) if isinstance(grid, str) else grid
@@ -136,6 +168,8 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
         return vote_decisions(decided.astype(np.int64), ds.t_start_ns[test], ds.t_end_ns[test], config.vote_steps,
                               config.step_context_gap_s, log_index=ds.log_index[test]) == 1
 
+    # the largest outer fold trains on nearly all of them
+    _check_kernel_fits(len(ds), classifier, paths, "--classifier knn or dt (they hold no kernel matrix)")
     estimator = make_classifier(classifier, k=k, random_state=random_state, required=height_mask(ds.feature_names))
     result = evaluate_protocol(estimator, ds.X, ds.y, groups=ds.groups, protocol=protocol, param_grid=grid,
                                n_outer=n_outer, n_inner=n_inner, random_state=random_state, client=client,
