@@ -164,7 +164,8 @@ def config_for_model(args, model_config: PipelineConfig, model_path) -> Pipeline
 
 
 # The library's errors give Python advice ("repair 'dedupe'", "units='g'", "max_gap_s"); a CLI user
-# needs the flags that do the same. Each rewrite names a flag add_read_args/add_config_args define.
+# needs the flags that do the same. Each rewrite names a flag some command defines; given the command's
+# parser, cli_advice does not advise a flag that command lacks.
 _ADVICE = (
     (re.compile(r"repair=\('([a-z-]+)',?\)"), r"--repair \1"),
     (re.compile(r"repair '([a-z-]+)'"), r"--repair \1"),
@@ -172,6 +173,8 @@ _ADVICE = (
     (re.compile(r"\bmax_gap_s=(?=[0-9])"), "--max-gap "),
     (re.compile(r"\borientation='([a-z]+)'"), r"--orientation \1"),
     (re.compile(r"\bbarometer=True\b"), "--barometer"),
+    (re.compile(r"\bhead='([a-z]+)'"), r"--head \1"),
+    (re.compile(r"\bclassifier='([a-z]+)'"), r"--classifier \1"),
 )
 
 

@@ -86,7 +86,7 @@ def train_from_recordings(paths: Iterable[str | Path], recipe: TrainRecipe = TRA
     if len(set(ds.y.tolist())) < 2:
         raise ValueError(f"the windows of {paths} hold only class {ds.y[:1].tolist()}: training needs both STAIR "
                          "and NO_STAIR windows; add recordings with stairs and with level walking")
-    _check_kernel_fits(len(ds), recipe.resolved_head, paths, "--head trees (boosted trees hold no kernel matrix)")
+    _check_kernel_fits(len(ds), recipe.resolved_head, paths, "head='trees' (boosted trees hold no kernel matrix)")
     model = recipe.fit(ds.X, ds.y, ds.feature_names, groups=ds.groups, sources=paths)
     model.summary["orientation_methods"] = found.orientation_methods
     return model
@@ -169,7 +169,7 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
                               config.step_context_gap_s, log_index=ds.log_index[test]) == 1
 
     # the largest outer fold trains on nearly all of them
-    _check_kernel_fits(len(ds), classifier, paths, "--classifier knn or dt (they hold no kernel matrix)")
+    _check_kernel_fits(len(ds), classifier, paths, "classifier='knn' or classifier='dt' (no kernel matrix)")
     estimator = make_classifier(classifier, k=k, random_state=random_state, required=height_mask(ds.feature_names))
     result = evaluate_protocol(estimator, ds.X, ds.y, groups=ds.groups, protocol=protocol, param_grid=grid,
                                n_outer=n_outer, n_inner=n_inner, random_state=random_state, client=client,

@@ -55,7 +55,7 @@ def test_komd_is_refused_one_byte_short_of_its_kernel_and_fitted_at_it(paths, n_
     message = str(refused.value)
     assert message.startswith(f"{paths[0]}, {paths[1]}: KOMD on {n_windows:,} training windows holds a "
                               f"{n_windows:,} × {n_windows:,} kernel matrix")
-    assert "use fewer recordings, or --head trees" in message
+    assert "use fewer recordings, or head='trees'" in message
     monkeypatch.undo()
     monkeypatch.setattr(train_module, "_available_bytes", lambda: 8 * n_windows ** 2)
     assert train_from_recordings(paths, recipe).summary["head"] == "komd"
@@ -71,8 +71,11 @@ def test_heads_without_a_kernel_matrix_and_unknown_memory_are_not_refused(paths,
 
 def test_evaluate_and_the_cli_refuse_it_with_the_flag_to_use(paths, monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(train_module, "_available_bytes", lambda: 1)
-    with pytest.raises(ValueError, match=r"kernel matrix .* use fewer recordings, or --classifier knn or dt"):
+    with pytest.raises(ValueError, match=r"kernel matrix .* use fewer recordings, or classifier='knn' or classifier='dt'"):
         evaluate(paths, CONFIG, classifier="komd")
     assert main(["train", *paths, "--head", "komd", "--out", str(tmp_path / "never.model")]) == 2
     err = capsys.readouterr().err
-    assert "kernel matrix" in err and "--head trees" in err and not (tmp_path / "never.model").exists()
+    assert "kernel matrix" in err and "use fewer recordings, or --head trees (" in err
+    assert not (tmp_path / "never.model").exists()
+    assert main(["evaluate", *paths, "--classifier", "komd"]) == 2
+    assert "use fewer recordings, or --classifier knn or --classifier dt (" in capsys.readouterr().err
