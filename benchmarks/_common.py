@@ -105,7 +105,6 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: 
             *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
 
 
-
 def write_results(path: Path, text: str) -> Path:
     """Write a results page atomically, its first line a provenance comment: full commit, command.
 
