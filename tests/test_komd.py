@@ -9,7 +9,7 @@ from sklearn.datasets import make_blobs
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 
-from stairsense.models.mkl._komd import KOMDClassifier, solve_komd_precomputed
+from stairsense.models.mkl._komd import KOMDClassifier, solve_komd_low_rank, solve_komd_precomputed
 from stairsense.models.mkl._komd_interior import solve_komd_linear_interior
 from stairsense.models.mkl._simplex import (
     dense_kernel_operator,
@@ -56,6 +56,27 @@ def random_problem(seed, kernel, l=18):
     return X, y, K
 
 
+def kernel_features(K):
+    """Φ with ΦΦᵀ = K, from K's eigen-decomposition (rounding's tiny negative eigenvalues dropped)."""
+    eigval, eigvec = np.linalg.eigh(K)
+    keep = eigval > 1e-12 * eigval[-1]
+    return eigvec[:, keep] * np.sqrt(eigval[keep])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(4, 40), st.integers(1, 6), st.sampled_from([0.05, 0.3, 0.7, 1.0]))
+def test_low_rank_solve_is_the_precomputed_solve(seed, l, rank, lam):
+    """Through Φ, libsvm solves the same ν-SVC as on the explicit K = ΦΦᵀ: the same γ and θ."""
+    rng = np.random.default_rng(seed)
+    phi = rng.normal(size=(l, rank))
+    y = np.where(np.arange(l) % 2 == 0, 1.0, -1.0)
+    phi[y > 0] += rng.uniform(0, 2)
+    expected_gamma, expected_theta = solve_komd_precomputed(phi @ phi.T, y, lam, tol=1e-12)
+    gamma, theta = solve_komd_low_rank(phi, y, lam, tol=1e-12)
+    np.testing.assert_allclose(gamma, expected_gamma, atol=1e-7)
+    assert theta == pytest.approx(expected_theta, rel=1e-7, abs=1e-9)
+
+
 # --- the projection onto Γ̂ ---------------------------------------------------------------------
 
 
@@ -97,9 +118,10 @@ def test_solvers_reach_scipy_optimum(kernel, lam, seed):
     _, y, K = random_problem(seed, kernel)
     expected = scipy_komd(K, y, lam)
     gamma, _ = solve_komd_precomputed(K.copy(), y, lam, tol=1e-10)
+    low_rank, _ = solve_komd_low_rank(kernel_features(K), y, lam, tol=1e-10)
     matvec, lmax = dense_kernel_operator(K)
     fista = solve_komd_projected_gradient(matvec, y, lam, lmax, tol=1e-9, max_iter=20_000)
-    for found in (gamma, fista.gamma):
+    for found in (gamma, low_rank, fista.gamma):
         assert np.all(found >= 0)
         np.testing.assert_allclose([found[y > 0].sum(), found[y < 0].sum()], 1, atol=1e-12)
         assert komd_objective(found, K, y, lam) == pytest.approx(expected, abs=1e-6, rel=1e-6)

@@ -13,7 +13,8 @@ instead, so the model that is evaluated is the model that is exported:
 2. the Nyström kernel K̃(x, x′) = k(x, Z) K_ZZ⁺ k(Z, x′), with K_ZZ⁺ the pseudo-inverse that drops
    eigenvalues below ``rcond`` · λ_max (they only amplify rounding);
 3. KOMD (Eq. 5.7) solved exactly on K̃ over all training windows (the same ν-SVC reduction as
-   :class:`KOMDClassifier`);
+   :class:`KOMDClassifier`), through its features Φ with K̃ = ΦΦᵀ: the l × l kernel is never
+   formed, so memory grows with l times the landmarks, not with l²;
 4. since f(x) = Σ_i y_i γ_i K̃(x, x_i) − θ = k(x, Z) a − θ with a = K_ZZ⁺ k(Z, X) (yγ), the
    fitted model *is* an RBF expansion over the landmarks: ``support_vectors_ = Z`` and
    ``dual_coef_ = a``, the attributes the export reads from :class:`KOMDClassifier`;
@@ -43,9 +44,26 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from ._komd import KOMDClassifier, encode_binary_labels, rbf_kernel_inplace, resolve_rbf_gamma, solve_komd_precomputed
+from ._komd import KOMDClassifier, encode_binary_labels, rbf_kernel_inplace, resolve_rbf_gamma, solve_komd_low_rank
 
-__all__ = ["NystroemKOMDClassifier"]
+__all__ = ["NystroemKOMDClassifier", "nystroem_projection"]
+
+
+def nystroem_projection(Z, gamma, rcond):
+    """P = U Λ^{-1/2} over K_ZZ's eigenvalues above ``rcond`` · λ_max, so that K̃ = (k(·, Z) P)(k(·, Z) P)ᵀ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z = np.array([[0.0], [1.0]])
+    >>> P = nystroem_projection(Z, 1.0, 1e-4)
+    >>> phi = rbf_kernel_inplace(Z, Z, 1.0) @ P
+    >>> np.allclose(phi @ phi.T, rbf_kernel_inplace(Z, Z, 1.0))
+    True
+    """
+    eigval, eigvec = np.linalg.eigh(rbf_kernel_inplace(Z, Z, gamma))
+    keep = eigval > rcond * eigval[-1]
+    return eigvec[:, keep] / np.sqrt(eigval[keep])
 
 
 class NystroemKOMDClassifier(KOMDClassifier):
@@ -166,11 +184,8 @@ class NystroemKOMDClassifier(KOMDClassifier):
         self.gamma_ = resolve_rbf_gamma(self.gamma, X)
         exact = X.shape[0] <= self.n_landmarks
         Z = X if exact else self._landmarks(X, y_signed)
-        K_zz = rbf_kernel_inplace(Z, Z, self.gamma_)
-        eigval, eigvec = np.linalg.eigh(K_zz)
-        keep = eigval > self.rcond * eigval[-1]
-        # Φ = k(X, Z) U Λ^{-1/2}: K̃ = ΦΦᵀ, and f = Φ w with w = Φᵀ(yγ) over the support.
-        projection = eigvec[:, keep] / np.sqrt(eigval[keep])
+        projection = nystroem_projection(Z, self.gamma_, self.rcond)
+        # Φ = k(X, Z) P: K̃ = ΦΦᵀ, and f = Φ w with w = Φᵀ(yγ) over the support.
         K_xz = rbf_kernel_inplace(X, Z, self.gamma_)
         phi = K_xz @ projection
         self.support_threshold_ = None
@@ -183,7 +198,7 @@ class NystroemKOMDClassifier(KOMDClassifier):
             edge = self.support_scale * np.quantile(nearest, self.support_quantile)
             self.support_threshold_ = float(np.nextafter(edge, -np.inf))
         del K_xz
-        gamma_dist, theta = solve_komd_precomputed(phi @ phi.T, y_signed, float(self.lam), tol=self.tol)
+        gamma_dist, theta = solve_komd_low_rank(phi, y_signed, float(self.lam), tol=self.tol)
         support = np.flatnonzero(gamma_dist)
         w = phi[support].T @ (y_signed[support] * gamma_dist[support])
         self.n_training_support_ = int(support.size)
