@@ -174,6 +174,7 @@ _ADVICE = (
     (re.compile(r"\borientation='([a-z]+)'"), r"--orientation \1"),
     (re.compile(r"\bbarometer=True\b"), "--barometer"),
     (re.compile(r"\bhead='([a-z]+)'"), r"--head \1"),
+    (re.compile(r"\bn_landmarks=(?=[0-9])"), "--landmarks "),
     (re.compile(r"\bclassifier='([a-z]+)'"), r"--classifier \1"),
 )
 

@@ -34,18 +34,18 @@ def _available_bytes() -> int | None:
     return None
 
 
-def _check_kernel_fits(n_windows: int, head: str, paths: list[str], instead: str) -> None:
-    """Refuse a KOMD fit whose training kernel cannot fit in memory before it is allocated.
+def _check_kernel_fits(n_windows: int, exact_komd: bool, paths: list[str], instead: str) -> None:
+    """Refuse an exact KOMD fit whose training kernel cannot fit in memory before it is allocated.
 
-    KOMD's solver holds the training windows' l × l kernel in float64 (exact KOMD its RBF kernel,
-    the Nyström head the Gram of its landmark features): 8 l² bytes, 13 GB at l = 40,000. Past the
-    memory available the fit would be killed, or swap for hours, without a word. ``instead`` names
-    the option that fits a head without one.
+    Exact KOMD's solver holds the training windows' l × l RBF kernel in float64: 8 l² bytes, 13 GB
+    at l = 40,000. Past the memory available the fit would be killed, or swap for hours, without a
+    word. The Nyström head (``n_landmarks``) solves through its features and holds no such matrix.
+    ``instead`` names the options that fit without one.
     """
     need, available = 8 * n_windows ** 2, _available_bytes()
-    if head == "komd" and available is not None and need > available:
+    if exact_komd and available is not None and need > available:
         named = ", ".join(paths) if len(paths) <= 3 else f"{paths[0]} and {len(paths) - 1} more"
-        raise ValueError(f"{named}: KOMD on {n_windows:,} training windows holds a "
+        raise ValueError(f"{named}: exact KOMD on {n_windows:,} training windows holds a "
                          f"{n_windows:,} × {n_windows:,} kernel matrix ({need / 1e9:.1f} GB), more than the "
                          f"{available / 1e9:.1f} GB of memory available; use fewer recordings, or {instead}")
 
@@ -86,7 +86,8 @@ def train_from_recordings(paths: Iterable[str | Path], recipe: TrainRecipe = TRA
     if len(set(ds.y.tolist())) < 2:
         raise ValueError(f"the windows of {paths} hold only class {ds.y[:1].tolist()}: training needs both STAIR "
                          "and NO_STAIR windows; add recordings with stairs and with level walking")
-    _check_kernel_fits(len(ds), recipe.resolved_head, paths, "head='trees' (boosted trees hold no kernel matrix)")
+    _check_kernel_fits(len(ds), recipe.resolved_head == "komd" and recipe.n_landmarks is None, paths,
+                       f"n_landmarks={TRAIN_DEFAULTS.n_landmarks} or head='trees' (neither holds a kernel matrix)")
     model = recipe.fit(ds.X, ds.y, ds.feature_names, groups=ds.groups, sources=paths)
     model.summary["orientation_methods"] = found.orientation_methods
     return model
@@ -169,7 +170,7 @@ def evaluate(paths: Iterable[str | Path], config: PipelineConfig | None = None, 
                               config.step_context_gap_s, log_index=ds.log_index[test]) == 1
 
     # the largest outer fold trains on nearly all of them
-    _check_kernel_fits(len(ds), classifier, paths, "classifier='knn' or classifier='dt' (no kernel matrix)")
+    _check_kernel_fits(len(ds), classifier == "komd", paths, "classifier='knn' or classifier='dt' (no kernel matrix)")
     estimator = make_classifier(classifier, k=k, random_state=random_state, required=height_mask(ds.feature_names))
     result = evaluate_protocol(estimator, ds.X, ds.y, groups=ds.groups, protocol=protocol, param_grid=grid,
                                n_outer=n_outer, n_inner=n_inner, random_state=random_state, client=client,
