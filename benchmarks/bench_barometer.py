@@ -89,8 +89,8 @@ MEASURES = ("stream/", "features/", "models/mkl/", "models/stairstep/", "models/
 RESULTS = Path(__file__).resolve().parent / "results" / "barometer.md"
 CONFIG = TRAIN_DEFAULTS.config.replace(rate_hz=30, orientation="vertical")
 # Training set sizes of the page's "Training people" section (:func:`people_sweep`). The other
-# sections train on 48 people: the KOMD head they compare solves its dual on the n × n Gram of its
-# Nyström features (``models/mkl/_nystroem_komd.py``), about 13 GB and many minutes a fit at 192.
+# sections train on 48 people, where their thresholds were chosen; at 192 each of their many KOMD fits
+# takes minutes (``benchmarks/results/komd_low_rank.md``).
 SWEEP_PEOPLE = (48, 96, 144, 192)
 RIDES = (Activity.LIFT_UP, Activity.LIFT_DOWN, Activity.ESCALATOR_UP, Activity.ESCALATOR_DOWN)
 RAMPS = (Activity.RAMP_UP, Activity.RAMP_DOWN)
