@@ -13,7 +13,7 @@ the RBF decision (:mod:`._compact`). A model with the trees head
 and their support gate in its place (:mod:`._trees`; ``stair`` is score > 0, the estimator's rule)
 and is held to the decision agreement below at every precision. When the trees have an onset
 threshold (``GatedTreesClassifier.onset_threshold``; ``train --barometer``'s do) the graph outputs
-``onset_score: [1] float32`` too (≥ 0: the window reaches it), which the step vote reads beside the
+``onset_score: [1] float32`` too (> 0: the window reaches it, the trees' rule), which the step vote reads beside the
 decision (:class:`~stairsense.models.StepVote`); its decisions are held to the same agreement.
 
 A model whose feature names end with :data:`~stairsense.features.STEP_CONTEXT_NAMES` (a
@@ -370,16 +370,24 @@ _MISSING_ROWS = {
 }
 
 
-def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_agreement, hint=None) -> dict:
+def _decides(scores, trees: bool) -> np.ndarray:
+    """Where a head decides STAIR (or, for ``onset_score``, an onset): the trees' rule is
+    scikit-learn's score > 0, KOMD's f − θ ≥ 0 (the graph's ``stair`` output applies the same)."""
+    return scores > 0 if trees else scores >= 0
+
+
+def _parity(scores, reference, stored, *, exact_reference: bool, score_tol, min_agreement, trees: bool,
+            hint=None) -> dict:
     """Compare ONNX scores with the Python model; raise ExportParityError when out of tolerance."""
+    decided, expected = _decides(scores, trees), _decides(reference, trees)
     report = {
         "n_windows": int(scores.size),
         "max_abs_diff_vs_stored": float(np.max(np.abs(scores - stored))),
         "median_abs_diff_vs_stored": float(np.median(np.abs(scores - stored))),
         "max_abs_diff_vs_python": float(np.max(np.abs(scores - reference))),
-        "decision_agreement": float(np.mean((scores >= 0) == (reference >= 0))),
-        "python_stair_windows": int(np.sum(reference >= 0)),
-        "onnx_stair_windows": int(np.sum(scores >= 0)),
+        "decision_agreement": float(np.mean(decided == expected)),
+        "python_stair_windows": int(np.sum(expected)),
+        "onnx_stair_windows": int(np.sum(decided)),
     }
     failures = []
     gap = report["max_abs_diff_vs_python" if exact_reference else "max_abs_diff_vs_stored"]
@@ -480,7 +488,7 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     # A reduced support set is held to the same agreement as any other compaction; a file
     # that decides differently from the evaluated model is refused, never written with a warning.
     min_agreement = MIN_AGREEMENT if min_agreement is None else min_agreement
-    agreement = float(np.mean((scores >= 0) == (reference >= 0)))
+    agreement = float(np.mean(_decides(scores, trees) == _decides(reference, trees)))
     hint = None
     if not exact and agreement < min_agreement:
         hint = ("try a higher precision (fp32 stores the gate's landmarks exactly)" if trees else
@@ -490,10 +498,10 @@ def export_model(model, out, precision: str = "fp32", ort: bool = False, validat
     # and its score jump by a leaf: what is held to the tolerance is the decision, as for any
     # compaction. The median score gap stays ~1e-7 and shows a wrong graph.
     parity = _parity(scores, reference, stored(X), exact_reference=exact, score_tol=np.inf if trees else score_tol,
-                     min_agreement=min_agreement, hint=hint)
+                     min_agreement=min_agreement, trees=trees, hint=hint)
     if model.onset_threshold is not None:
         onset_reference = model.pipeline[-1].onset_decision_function(model.pipeline[:-1].transform(X))
-        parity["onset_agreement"] = float(np.mean((ran[:, 1] >= 0) == (onset_reference >= 0)))
+        parity["onset_agreement"] = float(np.mean(_decides(ran[:, 1], True) == _decides(onset_reference, True)))
         if parity["onset_agreement"] < min_agreement:
             raise ExportParityError(
                 f"the exported graph's onset decisions agree with the Python model's on {parity['onset_agreement']:.2%} "

@@ -269,7 +269,8 @@ class OnnxStairModel:
 
     def predict_windows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
         """Labels (1 = STAIR, 0 = NO_STAIR) of each window; arguments as :meth:`decision_windows`."""
-        return np.where(self.decision_windows(samples, offsets, step_context, height) >= 0, _STAIR, _NO_STAIR)
+        # the graph's own ``stair`` output: each head's rule at a tie (KOMD's score ≥ 0, the trees' > 0)
+        return np.where(self._run(samples, offsets, step_context, height, ("stair",))[:, 0] > 0, _STAIR, _NO_STAIR)
 
     @property
     def onset_threshold(self) -> float | None:
@@ -278,13 +279,14 @@ class OnnxStairModel:
         return self.metadata.get("onset_threshold") if self._has_onset else None
 
     def decide_windows(self, samples, offsets, step_context=None, height=None) -> tuple[np.ndarray, np.ndarray]:
-        """Labels of each window and whether it reaches the onset threshold (``onset_score`` ≥ 0; all
-        False for a graph without that output), for the step vote; arguments as
-        :meth:`decision_windows`, one ``session.run`` per window."""
-        outputs = ("score", ONSET_OUTPUT) if self._has_onset else ("score",)
-        scores = self._run(samples, offsets, step_context, height, outputs)
-        onset = scores[:, 1] >= 0 if self._has_onset else np.zeros(scores.shape[0], dtype=bool)
-        return np.where(scores[:, 0] >= 0, _STAIR, _NO_STAIR), onset
+        """Labels of each window (the graph's ``stair``) and whether it reaches the onset threshold
+        (``onset_score`` > 0, the rule of the trees, the only head with one; all False for a graph
+        without that output), for the step vote; arguments as :meth:`decision_windows`, one
+        ``session.run`` per window."""
+        outputs = ("stair", ONSET_OUTPUT) if self._has_onset else ("stair",)
+        ran = self._run(samples, offsets, step_context, height, outputs)
+        onset = ran[:, 1] > 0 if self._has_onset else np.zeros(ran.shape[0], dtype=bool)
+        return np.where(ran[:, 0] > 0, _STAIR, _NO_STAIR), onset
 
     def predict(self, X):
         raise TypeError(
@@ -297,7 +299,7 @@ class OnnxStairModel:
 
 
 def run_windows(session, samples, offsets, inputs, outputs=("score",)) -> np.ndarray:
-    """float32 ``outputs`` (each ``[1]``) of each window ``samples[offsets[w]:offsets[w + 1]]``, shape
+    """float32 ``outputs`` (each ``[1]``; a boolean one as 0 or 1) of each window ``samples[offsets[w]:offsets[w + 1]]``, shape
     (W, len(outputs)), one ``session.run`` per window as on the phone, with row w of every array in
     ``inputs`` (graph input name → (W, k) float32 rows; None entries are inputs the graph does not take)."""
     rows = {name: np.asarray(value, np.float32) for name, value in inputs.items() if value is not None}

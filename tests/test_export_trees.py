@@ -136,6 +136,40 @@ def test_trees_without_a_split_export_their_constant(tmp_path):
     assert report.parity["decision_agreement"] == 1.0
 
 
+def test_a_tie_decides_as_the_trees_do_in_python_and_in_the_file(tmp_path):
+    """Score exactly 0 is NO_STAIR and no onset for the trees (scikit-learn's > 0), unlike KOMD's
+    f − θ ≥ 0: the exported file and its runtime apply each head's own rule. A split-less head
+    whose threshold is its constant, without the gate, scores 0 on every window, in float64 and
+    in the graph's float32 alike."""
+    from stairsense.export import OnnxStairModel
+
+    data = window_dataset([_walk(7)], CONFIG)
+    keep = np.r_[np.flatnonzero(data.y == 1)[:12], np.flatnonzero(data.y == 0)[:12]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = TRAIN_DEFAULTS.replace(config=CONFIG, k=5, head="trees").fit(data.X[keep], data.y[keep],
+                                                                           data.feature_names)
+    head = m.pipeline[-1]
+    head.threshold = head.onset_threshold = float(np.float32(head.baseline_))
+    head.baseline_ = head.threshold
+    head.support_threshold_ = None
+    logs = [_walk(8)]
+    samples, offsets, context, height = validation_windows(logs, CONFIG)
+    X = m.window_rows(samples, offsets, step_context=context, height=height)
+    assert np.all(m.decision_function(X) == 0)
+    decided, onset = m.decide(X)
+    assert not decided.any() and not onset.any()
+    report = export_model(m, tmp_path / "tie.onnx", validation=logs)
+    assert report.parity["decision_agreement"] == report.parity["onset_agreement"] == 1.0
+    assert report.parity["onnx_stair_windows"] == 0
+    onnx_model = OnnxStairModel(report.path)
+    inputs = {"step_context": context, "height": height}
+    assert np.all(onnx_model.decision_windows(samples, offsets, **inputs) == 0)
+    assert not onnx_model.predict_windows(samples, offsets, **inputs).any()
+    onnx_decided, onnx_onset = onnx_model.decide_windows(samples, offsets, **inputs)
+    assert not onnx_decided.any() and not onnx_onset.any()
+
+
 def test_replay_and_evaluate_vote_each_flight_onset_as_the_oracle(model):
     """Replay's stair steps are the model's decisions on every kept window, voted by log with the
     onset candidates (``vote_decisions(..., onset=)``, itself checked against a median filter plus
