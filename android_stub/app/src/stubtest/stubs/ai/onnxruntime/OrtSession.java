@@ -1,6 +1,5 @@
 package ai.onnxruntime;
 
-import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -8,8 +7,9 @@ import java.util.Set;
 /**
  * Signature stub of https://onnxruntime.ai/docs/api/java/ai/onnxruntime/OrtSession.html: run (one
  * {@code samples} input, {@code step_context} when {@link StubRuntime#stepContextShape} is set and
- * {@code height} when {@link StubRuntime#heightShape} is; {@code onset_score} beside {@code score}
- * when {@link StubRuntime#onsetScorer} is set), getMetadata, getInputInfo, getOutputNames, close, and
+ * {@code height} when {@link StubRuntime#heightShape} is; outputs {@code score}, {@code stair} by
+ * the rule of {@link StubRuntime#treesHead}, and {@code onset_score} when {@link StubRuntime#onsetScorer}
+ * is set), getMetadata, getInputInfo, getOutputNames, close, and
  * the nested SessionOptions and Result. Answers from {@link StubRuntime} (test scope only).
  */
 public class OrtSession implements AutoCloseable {
@@ -25,12 +25,12 @@ public class OrtSession implements AutoCloseable {
         record(inputs, "height", StubRuntime.heightShape, StubRuntime.heights);
         OnnxTensor tensor = (OnnxTensor) input;
         float score = StubRuntime.scorer.score(tensor.data, tensor.shape);
-        if (StubRuntime.onsetScorer == null) {
-            return new Result(Collections.singletonMap("score", createScore(score)));
-        }
         Map<String, OnnxValue> outputs = new java.util.LinkedHashMap<>();
         outputs.put("score", createScore(score));
-        outputs.put("onset_score", createScore(StubRuntime.onsetScorer.score(tensor.data, tensor.shape)));
+        outputs.put("stair", OnnxTensor.bool(StubRuntime.treesHead ? score > 0f : score >= 0f));
+        if (StubRuntime.onsetScorer != null) {
+            outputs.put("onset_score", createScore(StubRuntime.onsetScorer.score(tensor.data, tensor.shape)));
+        }
         return new Result(outputs);
     }
 
@@ -70,6 +70,7 @@ public class OrtSession implements AutoCloseable {
     public Set<String> getOutputNames() {
         Set<String> outputs = new java.util.LinkedHashSet<>();
         outputs.add("score");
+        outputs.add("stair");
         if (StubRuntime.onsetScorer != null) {
             outputs.add("onset_score");
         }

@@ -24,6 +24,8 @@ public final class StubRuntime {
     /** The {@code height} tensors the session was run with, in order. */
     public static final java.util.List<float[]> heights = new java.util.ArrayList<>();
     public static Scorer scorer;
+    /** The graph's {@code stair} rule: score &gt; 0 for a trees head, else score ≥ 0 (KOMD's). */
+    public static boolean treesHead;
     /** Scores the graph's {@code onset_score} output, or null when the model has none. */
     public static Scorer onsetScorer;
     public static byte[] lastModel;

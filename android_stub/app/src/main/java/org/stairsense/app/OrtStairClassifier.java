@@ -23,14 +23,16 @@ import org.stairsense.core.StepContext;
  * The exported stair-step model in an ONNX Runtime session: one {@code run} per kept window.
  *
  * <p>The graph ({@code stairsense export}) takes {@code samples: float32 [n, 3]} ({@code [n, 6]} for
- * Mizell models) and returns {@code score: float32 [1]}; score ≥ 0 is STAIR. A model whose
+ * Mizell models) and returns {@code score: float32 [1]} and {@code stair: bool [1]}, the decision by
+ * the head's own rule at a tie (KOMD's score ≥ 0, the trees' score &gt; 0), which is what the phone
+ * acts on. A model whose
  * configuration has {@code step_context > 0} also takes {@code step_context: float32 [1, 36]}, the
  * window's step-context features, and a model whose configuration has {@code barometer} (one
  * "with barometer", {@link PipelineConfig#modelKind}) takes {@code height: float32 [1, 7]}, its
  * height features: the core {@link Pipeline} computes both ({@link StepContext},
  * {@link HeightContext}) and hands them over with the window. A model exported with a flight-onset
- * threshold also returns {@code onset_score: float32 [1]}, ≥ 0 where the window reaches that lower
- * threshold; the pipeline's vote reads it through {@link #onset} ({@link org.stairsense.core.StepVote}).
+ * threshold (only the trees have one) also returns {@code onset_score: float32 [1]}, &gt; 0 where the
+ * window reaches that lower threshold; the pipeline's vote reads it through {@link #onset} ({@link org.stairsense.core.StepVote}).
  * The session options are the two {@code export/_runtime.py::session_options} sets. The front-end
  * configuration is read from the model's own metadata, so the phone cannot run it with another one.
  */
@@ -45,7 +47,7 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
     private final long[] contextShape = {1, StepContext.N_FEATURES};
     private final long[] heightShape = {1, HeightContext.N_FEATURES};
     private final boolean hasOnset;  // the graph returns onset_score
-    private boolean onset;  // the last window's onset_score >= 0
+    private boolean onset;  // the last window's onset_score > 0
 
     /**
      * @param model the bytes of the {@code .onnx} file
@@ -134,18 +136,13 @@ public final class OrtStairClassifier implements Pipeline.WindowClassifier, Auto
                      ? OnnxTensor.createTensor(env, FloatBuffer.wrap(height, 0, HeightContext.N_FEATURES), heightShape)
                      : null;
              OrtSession.Result result = session.run(inputs(tensor, context, heights))) {
-            OnnxValue score = result.get("score").orElseThrow(() -> new IllegalStateException("the model has no 'score' output"));
-            onset = hasOnset && firstAtLeastZero(result.get("onset_score").orElseThrow(
-                    () -> new IllegalStateException("the model has no 'onset_score' output")));
-            return firstAtLeastZero(score);
+            OnnxValue stair = result.get("stair").orElseThrow(() -> new IllegalStateException("the model has no 'stair' output"));
+            onset = hasOnset && ((OnnxTensor) result.get("onset_score").orElseThrow(
+                    () -> new IllegalStateException("the model has no 'onset_score' output"))).getFloatBuffer().get(0) > 0f;
+            return ((OnnxTensor) stair).getByteBuffer().get(0) != 0;
         } catch (OrtException e) {
             throw new IllegalStateException("ONNX Runtime failed on a window of " + rows + " samples", e);
         }
-    }
-
-    /** Whether a {@code [1]} float32 output is ≥ 0 (STAIR, or at the onset threshold). */
-    private static boolean firstAtLeastZero(OnnxValue output) {
-        return ((OnnxTensor) output).getFloatBuffer().get(0) >= 0f;
     }
 
     /** Whether the window the last {@code isStair} call classified reached the onset threshold (false without one). */

@@ -68,6 +68,7 @@ class SensorStreamTest {
         StubRuntime.heightShape = null;
         StubRuntime.heights.clear();
         StubRuntime.onsetScorer = null;
+        StubRuntime.treesHead = false;
         StubRuntime.scorer = (data, shape) -> {
             assertEquals(2, shape.length);
             assertEquals(3, shape[1]);
@@ -462,7 +463,16 @@ class SensorStreamTest {
             classifier.isStair(window, 4, 3);
             onsets[k] = classifier.onset();
         }
-        assertArrayEquals(new boolean[] {false, true, true, false}, onsets, "onset_score >= 0");
+        assertArrayEquals(new boolean[] {false, false, true, false}, onsets, "onset_score > 0, the trees' rule");
+    }
+
+    @Test
+    void aScoreOfZeroDecidesByTheGraphsStairOutputTheHeadsRule() throws Exception {
+        float[] window = new float[4 * 3];
+        StubRuntime.scorer = (data, shape) -> 0f;
+        assertEquals(true, new OrtStairClassifier(new byte[0], "komd.onnx").isStair(window, 4, 3), "KOMD: f − θ ≥ 0");
+        StubRuntime.treesHead = true;
+        assertEquals(false, new OrtStairClassifier(new byte[0], "trees.onnx").isStair(window, 4, 3), "trees: score > 0");
     }
 
     @Test
