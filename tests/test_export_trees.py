@@ -123,14 +123,18 @@ def test_a_trees_head_has_no_support_set_to_cut(model):
         support_budget(model, 4096)
 
 
-def test_trees_without_a_split_export_their_constant(tmp_path):
+def _split_less_model():
     """Too few windows for any split: every tree is a constant folded into the baseline."""
     data = window_dataset([_walk(7)], CONFIG)
     keep = np.r_[np.flatnonzero(data.y == 1)[:12], np.flatnonzero(data.y == 0)[:12]]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = TRAIN_DEFAULTS.replace(config=CONFIG, k=5, head="trees").fit(data.X[keep], data.y[keep],
-                                                                           data.feature_names)
+        return TRAIN_DEFAULTS.replace(config=CONFIG, k=5, head="trees").fit(data.X[keep], data.y[keep],
+                                                                              data.feature_names)
+
+
+def test_trees_without_a_split_export_their_constant(tmp_path):
+    m = _split_less_model()
     assert m.pipeline[-1].tree_roots_.size == 0
     report = export_model(m, tmp_path / "c.onnx", validation=[_walk(8)])
     assert report.parity["decision_agreement"] == 1.0
@@ -143,12 +147,7 @@ def test_a_tie_decides_as_the_trees_do_in_python_and_in_the_file(tmp_path):
     in the graph's float32 alike."""
     from stairsense.export import OnnxStairModel
 
-    data = window_dataset([_walk(7)], CONFIG)
-    keep = np.r_[np.flatnonzero(data.y == 1)[:12], np.flatnonzero(data.y == 0)[:12]]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = TRAIN_DEFAULTS.replace(config=CONFIG, k=5, head="trees").fit(data.X[keep], data.y[keep],
-                                                                           data.feature_names)
+    m = _split_less_model()
     head = m.pipeline[-1]
     head.threshold = head.onset_threshold = float(np.float32(head.baseline_))
     head.baseline_ = head.threshold
