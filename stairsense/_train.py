@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Iterable
 
 import numpy as np
+import psutil
 
 from stairsense.models import (TRAIN_DEFAULTS, StairstepModel, TrainRecipe, default_grid, evaluate_protocol,
                                height_mask, make_classifier, stair_rates, vote_decisions)
@@ -19,19 +20,10 @@ from ._recordings import recording_windows
 
 __all__ = ["train_from_recordings", "evaluate"]
 
-_MEMINFO = Path("/proc/meminfo")
-
-
-def _available_bytes() -> int | None:
-    """Memory the kernel says a new allocation can take without swapping (Linux's ``MemAvailable``);
-    None where the system does not say."""
-    try:
-        for line in _MEMINFO.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+def _available_bytes() -> int:
+    """Memory a new allocation can take without swapping (psutil's ``available``; on Linux the
+    kernel's ``MemAvailable``)."""
+    return psutil.virtual_memory().available
 
 
 def _check_kernel_fits(n_windows: int, exact_komd: bool, paths: list[str], instead: str) -> None:
@@ -43,7 +35,7 @@ def _check_kernel_fits(n_windows: int, exact_komd: bool, paths: list[str], inste
     ``instead`` names the options that fit without one.
     """
     need, available = 8 * n_windows ** 2, _available_bytes()
-    if exact_komd and available is not None and need > available:
+    if exact_komd and need > available:
         named = ", ".join(paths) if len(paths) <= 3 else f"{paths[0]} and {len(paths) - 1} more"
         raise ValueError(f"{named}: exact KOMD on {n_windows:,} training windows holds a "
                          f"{n_windows:,} × {n_windows:,} kernel matrix ({need / 1e9:.1f} GB), more than the "

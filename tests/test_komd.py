@@ -66,7 +66,8 @@ def kernel_features(K):
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(4, 40), st.integers(1, 6), st.sampled_from([0.05, 0.3, 0.7, 1.0]))
 def test_low_rank_solve_is_the_precomputed_solve(seed, l, rank, lam):
-    """Through Φ, libsvm solves the same ν-SVC as on the explicit K = ΦΦᵀ: the same γ and θ."""
+    """Through Φ, libsvm solves the same ν-SVC as on the explicit K = ΦΦᵀ: the same γ and θ, and
+    exactly the same with a cache too small to hold two rows (the cache only saves recomputing)."""
     rng = np.random.default_rng(seed)
     phi = rng.normal(size=(l, rank))
     y = np.where(np.arange(l) % 2 == 0, 1.0, -1.0)
@@ -75,6 +76,8 @@ def test_low_rank_solve_is_the_precomputed_solve(seed, l, rank, lam):
     gamma, theta = solve_komd_low_rank(phi, y, lam, tol=1e-12)
     np.testing.assert_allclose(gamma, expected_gamma, atol=1e-7)
     assert theta == pytest.approx(expected_theta, rel=1e-7, abs=1e-9)
+    uncached_gamma, uncached_theta = solve_komd_low_rank(phi, y, lam, tol=1e-12, cache_mb=1e-6)
+    assert np.array_equal(uncached_gamma, gamma) and uncached_theta == theta
 
 
 # --- the projection onto Γ̂ ---------------------------------------------------------------------

@@ -33,17 +33,6 @@ def n_windows(paths):
     return len(recording_windows(paths, CONFIG).dataset)
 
 
-def test_available_memory_is_read_from_meminfo(tmp_path, monkeypatch):
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal:       24684544 kB\nMemFree:         9000000 kB\nMemAvailable:   10026112 kB\n")
-    monkeypatch.setattr(train_module, "_MEMINFO", meminfo)
-    assert train_module._available_bytes() == 10026112 * 1024
-    meminfo.write_text("MemTotal: 1 kB\n")  # an old kernel without the line
-    assert train_module._available_bytes() is None
-    monkeypatch.setattr(train_module, "_MEMINFO", tmp_path / "absent")
-    assert train_module._available_bytes() is None
-
-
 def test_exact_komd_is_refused_one_byte_short_of_its_kernel_and_fitted_at_it(paths, n_windows, monkeypatch):
     """The bound is the kernel's own size, 8 l² bytes: one byte less is refused before any fit, the
     exact size is enough."""
@@ -61,13 +50,11 @@ def test_exact_komd_is_refused_one_byte_short_of_its_kernel_and_fitted_at_it(pat
     assert train_from_recordings(paths, recipe).summary["head"] == "komd"
 
 
-def test_heads_without_a_kernel_matrix_and_unknown_memory_are_not_refused(paths, monkeypatch):
+def test_heads_without_a_kernel_matrix_are_not_refused(paths, monkeypatch):
     monkeypatch.setattr(train_module, "_available_bytes", lambda: 1)
     assert train_from_recordings(paths, TrainRecipe(CONFIG, k=10, head="trees")).summary["head"] == "trees"
     assert train_from_recordings(paths, TrainRecipe(CONFIG, k=10, n_landmarks=20, head="komd"))
     assert evaluate(paths, CONFIG, classifier="dt", grid={"clf__min_samples_leaf": [5]})["n_folds"] == 2
-    monkeypatch.setattr(train_module, "_available_bytes", lambda: None)
-    assert train_from_recordings(paths, TrainRecipe(CONFIG, k=10, n_landmarks=None, head="komd"))
 
 
 def test_evaluate_and_the_cli_refuse_it_with_the_flag_to_use(paths, monkeypatch, capsys, tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
+import psutil
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.svm import NuSVC
@@ -23,9 +24,17 @@ __all__ = ["KOMDClassifier", "rbf_kernel_inplace", "resolve_rbf_gamma", "solve_k
 #: block, a chunk of windows against them could take gigabytes.
 KERNEL_BLOCK_ELEMENTS = 1 << 22
 
-#: libsvm's kernel-row cache for :func:`solve_komd_low_rank`, in MB. Its rows are computed from r + 1
-#: features each, so a miss costs O(l r); 40,000 Nyström windows took 135 s with 500 MB.
-LOW_RANK_CACHE_MB = 512
+
+def low_rank_cache_mb(n_windows: int) -> float:
+    """libsvm's kernel-row cache for :func:`solve_komd_low_rank` on ``n_windows`` examples, in MB.
+
+    The solve is cache-bound: a missed row costs O(l r) to recompute, and SMO revisits rows many
+    times. The cache takes all of Q (4 l² bytes in float32: 6.9 GB at 41,538 windows) where a
+    quarter of the memory available holds it, else that quarter, and never less than libsvm's
+    default 200 MB. ``benchmarks/results/komd_low_rank.md`` measures the solve at the size chosen.
+    """
+    quarter = psutil.virtual_memory().available / 4
+    return max(200.0, min(4.0 * n_windows ** 2, quarter) / 1e6)
 
 
 def resolve_rbf_gamma(gamma, X):
@@ -115,21 +124,21 @@ def solve_komd_precomputed(K, y, lam, *, tol=1e-8):
     """
     if lam == 1.0:
         gamma = _centroid_weights(y)
-        return gamma, _threshold(gamma, y, lambda s, u: K[np.ix_(s, s)] @ u)
+        return gamma, _threshold(gamma, y, lambda w: K @ w)
     K *= 1.0 - lam
     K[np.diag_indices_from(K)] += lam
     gamma = _nu_svc_gamma(K, y, "precomputed", tol)
-    # f(x_i) with the original kernel, recovered from K′ on the support: K̂u = (K′u − Λu)/(1 − Λ).
-    return gamma, _threshold(gamma, y, lambda s, u: (K[np.ix_(s, s)] @ u - lam * u) / (1.0 - lam))
+    # The original kernel recovered from K′: K̂w = (K′w − Λw)/(1 − Λ).
+    return gamma, _threshold(gamma, y, lambda w: (K @ w - lam * w) / (1.0 - lam))
 
 
-def solve_komd_low_rank(phi, y, lam, *, tol=1e-8, cache_mb=LOW_RANK_CACHE_MB):
+def solve_komd_low_rank(phi, y, lam, *, tol=1e-8, cache_mb=None):
     """Solve KOMD (Eq. 5.7) on the kernel K = ΦΦᵀ without forming it; returns γ and θ.
 
     The reduction of :func:`solve_komd_precomputed` needs K′ = (1 − Λ)ΦΦᵀ + ΛI only through its
     rows, and K′ is the linear kernel of the features [√(1 − Λ) Φ, √Λ I]: row i holds Φ's r
     columns and one entry of its own. libsvm's linear kernel on that sparse matrix computes each
-    kernel row on demand (and keeps ``cache_mb`` of them), so memory is O(l r) instead of the
+    kernel row on demand (and keeps ``cache_mb`` of them), so memory is O(l r) plus the cache instead of the
     8 l² bytes of the l × l kernel (13 GB at 40,000 windows), and the same γ and θ come out: the
     same ν-SVC on the same kernel.
 
@@ -143,8 +152,8 @@ def solve_komd_low_rank(phi, y, lam, *, tol=1e-8, cache_mb=LOW_RANK_CACHE_MB):
         Λ ∈ [0, 1].
     tol : float, default=1e-8
         libsvm's stopping tolerance (see :func:`solve_komd_precomputed`).
-    cache_mb : float, default=LOW_RANK_CACHE_MB
-        libsvm's kernel-row cache.
+    cache_mb : float, optional
+        libsvm's kernel-row cache; default :func:`low_rank_cache_mb` of l.
 
     Returns
     -------
@@ -165,8 +174,8 @@ def solve_komd_low_rank(phi, y, lam, *, tol=1e-8, cache_mb=LOW_RANK_CACHE_MB):
     else:
         features = phi if lam == 0.0 else sparse.hstack(
             [np.sqrt(1.0 - lam) * phi, np.sqrt(lam) * sparse.identity(phi.shape[0])], format="csr")
-        gamma = _nu_svc_gamma(features, y, "linear", tol, cache_mb)
-    return gamma, _threshold(gamma, y, lambda s, u: phi[s] @ (phi[s].T @ u))
+        gamma = _nu_svc_gamma(features, y, "linear", tol, low_rank_cache_mb(len(y)) if cache_mb is None else cache_mb)
+    return gamma, _threshold(gamma, y, lambda w: phi @ (phi.T @ w))
 
 
 def _centroid_weights(y):
@@ -189,9 +198,9 @@ def _nu_svc_gamma(data, y, kernel, tol, cache_mb=200):
 
 
 def _threshold(gamma, y, kernel_times):
-    """θ = ½ γᵀK̂Ŷγ (§1.2), with ``kernel_times(s, u)`` = K̂[s, s] u on the support s."""
-    support = np.flatnonzero(gamma)
-    return 0.5 * float(gamma[support] @ kernel_times(support, y[support] * gamma[support]))
+    """θ = ½ γᵀK̂Ŷγ (§1.2), with ``kernel_times(w)`` = K̂w (one product with the whole kernel: a
+    support-sized block of it would be a copy, all of K where the support is every example)."""
+    return 0.5 * float(gamma @ kernel_times(y * gamma))
 
 
 class BinaryDecisionMixin:
