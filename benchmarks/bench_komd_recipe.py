@@ -25,7 +25,7 @@ with the barometer (``TrainRecipe.head`` "auto"), chosen on this page's first ru
 Every variant is the shipped recipe (:data:`~stairsense.models.TRAIN_DEFAULTS`, support gate on)
 with its head fixed and only these changes, measured on:
 
-* **Simulated building walks, fresh draws** (``--train-seeds`` × ``--test-seeds``, 48 and 56
+* **Simulated building walks, fresh draws** (``--train-seeds`` × ``--test-seeds``, 192 and 56
   people; ``bench_barometer.py``'s configuration at 30 Hz): with the barometer and, on the same
   windows, without it; with the barometer also the floors ``replay`` counts on every held-out
   walk; and each training draw's barometer model on the 40 real IPIN walks.
@@ -187,7 +187,7 @@ def main(argv=None):
                         help="training draws of simulated people (default 9 10 11: none used while choosing)")
     parser.add_argument("--test-seeds", type=int, nargs="+", default=[12, 13, 14],
                         help="held-out draws (default 12 13 14)")
-    parser.add_argument("--train-people", type=int, default=48)
+    parser.add_argument("--train-people", type=int, default=192)
     parser.add_argument("--test-people", type=int, default=56)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--max-train", type=int, default=3000)

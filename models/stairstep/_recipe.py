@@ -19,9 +19,10 @@ __all__ = ["HEADS", "TREES_HEAD", "TrainRecipe", "TRAIN_DEFAULTS", "height_mask"
 #: reads the barometer and KOMD otherwise (see ``TrainRecipe.head``).
 HEADS = ("auto", "komd", "trees")
 
-#: The trees head's size, gate and threshold, chosen over the 20 pairs of draws of simulated
-#: barometer people that ``benchmarks/results/barometer.md`` reports (so not out of sample for
-#: these choices; ``bench_komd_recipe.py``'s 9 fresh pairs are), with the first five height
+#: The trees head's size, gate and threshold, chosen with models of 48 training people over the 20
+#: pairs of draws of simulated barometer people that ``benchmarks/results/barometer.md`` reports (so
+#: not out of sample for these choices; ``bench_komd_recipe.py``'s fresh pairs are; both pages now
+#: train on 192 people), with the first five height
 #: features (the figures below; the long block's two came later, ``features/_height_features.py``).
 #: The int8 export must fit 32 KB with its metadata (up to ~6 KB): 100 trees of at most 8 leaves take 7 KB (72 bytes a tree,
 #: ``stairsense.export._trees``) and each landmark 58 bytes. The bytes buy more as landmarks than
