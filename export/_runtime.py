@@ -268,9 +268,9 @@ class OnnxStairModel:
         return run_windows(self._session, samples, offsets, inputs, outputs)
 
     def predict_windows(self, samples, offsets, step_context=None, height=None) -> np.ndarray:
-        """Labels (1 = STAIR, 0 = NO_STAIR) of each window; arguments as :meth:`decision_windows`."""
-        # the graph's own ``stair`` output: each head's rule at a tie (KOMD's score ≥ 0, the trees' > 0)
-        return np.where(self._run(samples, offsets, step_context, height, ("stair",))[:, 0] > 0, _STAIR, _NO_STAIR)
+        """Labels (1 = STAIR, 0 = NO_STAIR) of each window, the graph's ``stair`` (each head's rule at
+        a tie); arguments as :meth:`decision_windows`."""
+        return self.decide_windows(samples, offsets, step_context, height)[0]
 
     @property
     def onset_threshold(self) -> float | None:

@@ -20,6 +20,7 @@ from ._recordings import recording_windows
 
 __all__ = ["train_from_recordings", "evaluate"]
 
+
 def _available_bytes() -> int:
     """Memory a new allocation can take without swapping (psutil's ``available``; on Linux the
     kernel's ``MemAvailable``)."""
