@@ -458,7 +458,7 @@ def barometer_model(request, tmp_path_factory):
     from stairsense.models import TRAIN_DEFAULTS
 
     config = PipelineConfig(rate_hz=30, barometer=True)
-    data = window_dataset([building_walk_log(s) for s in range(8)], config)
+    data = window_dataset([building_walk_log(s) for s in range(12)], config)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # EasyMKL's convergence note on a small set
         model = TRAIN_DEFAULTS.replace(config=config, k=20, head=request.param).fit(data.X, data.y,

@@ -92,18 +92,23 @@ def test_the_onset_output_decides_as_python_and_the_file_votes_as_the_model(mode
 
     assert model.pipeline[-1].onset_threshold is not None  # the recipe's
     # Fitted on six walks, the trees are sure of nearly every window (log-odds about ±10); a lower
-    # onset threshold than the recipe's makes sure some windows fall between the two.
+    # onset threshold than the recipe's makes sure some windows fall between the two. It goes in the
+    # widest gap between the windows' log-odds below the decision threshold, so that no window sits
+    # within a float32 rounding of it (the graph's trees compare in float32).
     model = copy.deepcopy(model)
     head = model.pipeline[-1]
-    head.onset_threshold = -10.0
     logs = [_walk(0), _walk(40)]
+    samples, offsets, context, height = validation_windows(logs, CONFIG)
+    X = model.window_rows(samples, offsets, step_context=context, height=height)
+    below = np.sort(head.tree_margin(model.pipeline[:-1].transform(X)))
+    below = below[below < head.threshold]
+    widest = int(np.argmax(np.diff(below)))
+    head.onset_threshold = float(below[widest:widest + 2].mean())
     report = export_model(model, tmp_path / "t.onnx", precision="fp32", validation=logs)
     assert report.parity["onset_agreement"] >= 0.995
     onnx_model = OnnxStairModel(report.path)
     assert onnx_model.onset_threshold == head.onset_threshold
     assert ONSET_OUTPUT in {o.name for o in onnx.load(report.path).graph.output}
-    samples, offsets, context, height = validation_windows(logs, CONFIG)
-    X = model.window_rows(samples, offsets, step_context=context, height=height)
     # oracle: the same trees and gate at the onset threshold, by the estimator's own decision function
     lowered = copy.deepcopy(head).set_params(threshold=head.onset_threshold)
     expected_onset = lowered.predict(model.pipeline[:-1].transform(X)) == 1

@@ -247,6 +247,20 @@ def test_building_walks_reach_the_planned_floor_without_stair_steps_in_rides(see
     assert np.isin(log.steps.kind, STAIRS).sum() == (2 + 1) * risers
 
 
+@pytest.mark.parametrize("pause", [0.0, 1.0])
+def test_a_storey_of_stairs_may_start_from_standing(pause):
+    """With pause 1 every storey's first flight follows 2–10 s of standing (a run of steps starts on
+    the stairs: the gap breaks the step context), with 0 a level walk as before."""
+    rng = np.random.default_rng(2)
+    schedule, _ = building_walk(Person.draw(rng), rng, [("stairs", 2), ("lift", 1), ("stairs", -1)], pause=pause)
+    before = [schedule[k - 1] for k, (a, _) in enumerate(schedule) if a in STAIRS]
+    paused = [s for a, s in before if a == A.STANDING]
+    assert len(paused) == (3 if pause else 0)  # one per storey: 2 up, 1 down
+    assert all(2.0 <= s <= 10.0 for s in paused)
+    with pytest.raises(ValueError, match="pause must be a probability"):
+        building_walk(Person(), rng, [("stairs", 1)], pause=-0.1)
+
+
 def test_random_building_walks_change_floors():
     rng = np.random.default_rng(0)
     schedule, person = building_walk(Person.draw(rng), rng, n_legs=6)

@@ -50,6 +50,7 @@ def building_walk(
     *,
     n_legs: int = 4,
     floor_height_m: float = FLOOR_HEIGHT_M,
+    pause: float = 0.5,
 ) -> tuple[list[tuple[int, float]], Person]:
     """A walk between floors of a building: the schedule, and the person with this building's riser.
 
@@ -66,12 +67,16 @@ def building_walk(
         Number of random legs when ``legs`` is omitted.
     floor_height_m : float, default 3
         Storey height.
+    pause : float, default 0.5
+        Probability that a storey of stairs starts from standing (2–10 s at the stairwell's door,
+        or waiting for someone), so its first stair step starts a run of steps: a stair model
+        must find a flight without level steps before it, whose height context is empty.
 
     Returns
     -------
     schedule : list of (activity, seconds)
-        Standing, then per leg: a 5–30 s corridor walk and the change of floor (stairs: two flights
-        per floor with a 2–4 s half-landing walk between; a lift: 5–20 s waiting and the ride; an
+        Standing, then per leg: a 5–30 s corridor walk and the change of floor (stairs: per floor
+        perhaps a pause, then two flights with a 2–4 s half-landing walk between; a lift: 5–20 s waiting and the ride; an
         escalator: one ride per floor with a 4–10 s walk round to the next; a ramp: its steps),
         then standing.
     person : Person
@@ -91,10 +96,12 @@ def building_walk(
     >>> from stairsense.stream import Activity
     >>> schedule, person = building_walk(Person(), np.random.default_rng(0), [("stairs", 1), ("lift", -1)])
     >>> round(person.stair_rise_m * 18, 6), [Activity(a).name for a, _ in schedule if a != Activity.WALKING]
-    (3.0, ['STANDING', 'WALKING_UPSTAIRS', 'WALKING_UPSTAIRS', 'STANDING', 'LIFT_DOWN', 'STANDING', 'STANDING'])
+    (3.0, ['STANDING', 'STANDING', 'WALKING_UPSTAIRS', 'WALKING_UPSTAIRS', 'STANDING', 'LIFT_DOWN', 'STANDING', 'STANDING'])
     """
     if not (np.isfinite(floor_height_m) and floor_height_m > 0):
         raise ValueError(f"floor_height_m must be a finite number > 0, got {floor_height_m!r}")
+    if not 0.0 <= pause <= 1.0:
+        raise ValueError(f"pause must be a probability in [0, 1], got {pause!r}")
     legs = _random_legs(rng, n_legs) if legs is None else list(legs)
     risers = max(2, int(round(floor_height_m / person.stair_rise_m)))
     person = replace(person, stair_rise_m=floor_height_m / risers)
@@ -112,6 +119,8 @@ def building_walk(
             cadence = person.cadence(activity)
             first = risers // 2
             for _ in range(int(n_floors)):
+                if rng.random() < pause:
+                    schedule.append((Activity.STANDING, float(rng.uniform(2.0, 10.0))))
                 schedule.append((activity, (first + 0.5) / cadence))
                 schedule.append((Activity.WALKING, float(rng.uniform(2.0, 4.0))))  # the half landing
                 schedule.append((activity, (risers - first + 0.5) / cadence))
