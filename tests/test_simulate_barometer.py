@@ -250,7 +250,7 @@ def test_building_walks_reach_the_planned_floor_without_stair_steps_in_rides(see
 @pytest.mark.parametrize("pause", [0.0, 1.0])
 def test_a_storey_of_stairs_may_start_from_standing(pause):
     """With pause 1 every storey's first flight follows 2–10 s of standing (a run of steps starts on
-    the stairs: the gap breaks the step context), with 0 a level walk as before."""
+    the stairs: the gap breaks the step context), with 0 a level walk."""
     rng = np.random.default_rng(2)
     schedule, _ = building_walk(Person.draw(rng), rng, [("stairs", 2), ("lift", 1), ("stairs", -1)], pause=pause)
     before = [schedule[k - 1] for k, (a, _) in enumerate(schedule) if a in STAIRS]
